@@ -1,0 +1,3 @@
+"""Loads the harness; everything else lives in the `tfperf` package."""
+
+pytest_plugins = ("tfperf.plugin",)

@@ -1,0 +1,29 @@
+"""Why a case failed, in words a person reads first: the cause, then the detail."""
+
+from __future__ import annotations
+
+CAUSES = (
+    "crash",  # the worker died of a signal or exited without saying why
+    "out_of_memory",
+    "timeout",
+    "compile_error",  # tracing or XLA compilation failed
+    "non_finite_loss",
+    "loss_not_falling",
+    "error",  # the worker raised and reported it
+    "regression",
+)
+
+
+class CaseFailure(Exception):
+    def __init__(self, cause: str, message: str, log_tail: str = "") -> None:
+        assert cause in CAUSES, cause
+        super().__init__(f"{cause}: {message}")
+        self.cause = cause
+        self.message = message
+        self.log_tail = log_tail
+
+    def __str__(self) -> str:
+        text = f"{self.cause}: {self.message}"
+        if self.log_tail:
+            text += f"\n--- last lines of the worker's log ---\n{self.log_tail}"
+        return text

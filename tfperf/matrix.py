@@ -1,0 +1,170 @@
+"""The case matrix as data: axes, their values, the tier each value joins, and validity rules.
+
+A case is one point of the product of the axes. Invalid points (NCHW for a workload without
+images, a data-parallel strategy on one device) are never generated. Valid points that this
+machine cannot run, or that the harness does not implement yet, are generated and skipped with a
+reason (see `requirements.py`), so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+from tfperf.tiers import Tier
+from tfperf.workload import WorkloadInfo
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    # value -> lowest tier that includes it
+    values: Mapping[str, Tier]
+    help: str
+
+
+# `workload` values come from the workloads found on disk; every other axis is fixed here.
+AXES: tuple[Axis, ...] = (
+    Axis("device_kind", {"cpu": Tier.SMOKE, "gpu": Tier.SMOKE}, "where the model runs"),
+    Axis(
+        "device_count",
+        {"1": Tier.SMOKE, "2": Tier.SMOKE, "4": Tier.NIGHTLY, "8": Tier.NIGHTLY},
+        "devices per worker",
+    ),
+    Axis(
+        "xla",
+        {"off": Tier.SMOKE, "jit": Tier.SMOKE, "auto": Tier.NIGHTLY},
+        "off, auto-clustering (auto) or tf.function(jit_compile=True) (jit)",
+    ),
+    Axis("data_format", {"NHWC": Tier.SMOKE, "NCHW": Tier.SMOKE}, "image layout"),
+    Axis(
+        "placement",
+        {"default": Tier.SMOKE, "towers_split": Tier.NIGHTLY, "alternating": Tier.FULL},
+        "where the model's ops go",
+    ),
+    Axis(
+        "strategy",
+        {
+            "single": Tier.SMOKE,
+            "parameter_server": Tier.SMOKE,
+            "replicated": Tier.SMOKE,
+            "distributed_replicated": Tier.SMOKE,
+        },
+        "where variables live and how gradients are aggregated",
+    ),
+    Axis(
+        "precision",
+        {"fp32": Tier.SMOKE, "mixed_bf16": Tier.NIGHTLY, "mixed_fp16": Tier.NIGHTLY},
+        "Keras mixed-precision policy",
+    ),
+)
+AXIS_BY_NAME: dict[str, Axis] = {axis.name: axis for axis in AXES}
+
+
+@dataclass(frozen=True)
+class Case:
+    workload: str
+    device_kind: str
+    device_count: int
+    xla: str
+    data_format: str
+    placement: str
+    strategy: str
+    precision: str
+
+    @property
+    def id(self) -> str:
+        return "-".join(
+            (
+                self.workload,
+                f"{self.device_kind}{self.device_count}",
+                f"xla_{self.xla}",
+                self.data_format,
+                self.placement,
+                self.strategy,
+                self.precision,
+            )
+        )
+
+    def axis_values(self) -> dict[str, str]:
+        return {f.name: str(getattr(self, f.name)) for f in fields(self)}
+
+    def tier(self, workloads: Mapping[str, WorkloadInfo]) -> Tier:
+        """The lowest tier this case belongs to: the highest tier among its values."""
+        values = self.axis_values()
+        tiers = [AXIS_BY_NAME[name].values[values[name]] for name in AXIS_BY_NAME]
+        tiers.append(workloads[self.workload].tier)
+        return max(tiers)
+
+
+# A validity rule says why a combination is meaningless, or None when it is fine.
+ValidityRule = Callable[[Case, WorkloadInfo], "str | None"]
+
+
+def _format_applies(case: Case, workload: WorkloadInfo) -> str | None:
+    if case.data_format not in workload.data_formats:
+        return f"{workload.name} has no {case.data_format} layout"
+    return None
+
+
+def _precision_applies(case: Case, workload: WorkloadInfo) -> str | None:
+    if case.precision not in workload.precisions:
+        return f"{workload.name} does not train in {case.precision}"
+    return None
+
+
+def _strategy_fits_devices(case: Case, workload: WorkloadInfo) -> str | None:
+    model_parallel = case.placement in ("towers_split", "alternating")
+    if case.strategy == "single" and case.device_count > 1 and not model_parallel:
+        return "single with several devices needs a model-parallel placement"
+    if case.strategy in ("replicated", "parameter_server") and case.device_count < 2:
+        return f"{case.strategy} needs at least 2 devices"
+    return None
+
+
+def _placement_fits(case: Case, workload: WorkloadInfo) -> str | None:
+    if case.placement == "default":
+        return None
+    if case.strategy != "single":
+        return f"{case.placement} is model parallel: it places one replica, so strategy single"
+    if case.device_count < 2:
+        return f"{case.placement} needs at least 2 devices"
+    if case.placement == "towers_split" and not workload.towers:
+        return f"{workload.name} has no towers to split"
+    return None
+
+
+VALIDITY_RULES: tuple[ValidityRule, ...] = (
+    _format_applies,
+    _precision_applies,
+    _strategy_fits_devices,
+    _placement_fits,
+)
+
+
+def invalid_reason(case: Case, workload: WorkloadInfo) -> str | None:
+    for rule in VALIDITY_RULES:
+        reason = rule(case, workload)
+        if reason:
+            return reason
+    return None
+
+
+def generate(
+    workloads: Mapping[str, WorkloadInfo],
+    tier: Tier,
+    only: Mapping[str, Sequence[str]] | None = None,
+) -> Iterator[Case]:
+    """Every valid case of `tier` (and the tiers below it), restricted by `only` axis values."""
+    only = only or {}
+    value_lists: list[list[str]] = [sorted(workloads) if "workload" not in only else list(only["workload"])]
+    for axis in AXES:
+        chosen = only.get(axis.name, list(axis.values))
+        value_lists.append([v for v in axis.values if v in chosen])
+    for combo in itertools.product(*value_lists):
+        workload, kind, count, xla, fmt, placement, strategy, precision = combo
+        case = Case(workload, kind, int(count), xla, fmt, placement, strategy, precision)
+        info = workloads[workload]
+        if invalid_reason(case, info) is None and case.tier(workloads) <= tier:
+            yield case

@@ -1,0 +1,171 @@
+"""Measure one case: its worker runs under pytest-benchmark's fixture, then the numbers are
+recorded and judged. Always report, then fail: extra_info is complete before any failure."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tfperf import xla_modes
+from tfperf.baseline import BaselineStore, Comparison
+from tfperf.failures import CaseFailure
+from tfperf.matrix import Case
+from tfperf.options import PerfOptions
+from tfperf.protocol import WorkerSpec
+from tfperf.runner import Worker
+from tfperf.tiers import MEASUREMENT
+from tfperf.workload import WorkloadInfo
+
+
+@dataclass
+class CaseRecord:
+    """What the summary table shows for one case."""
+
+    case: Case
+    extra_info: dict[str, Any] = field(default_factory=dict)
+    comparison: Comparison | None = None
+    failure: CaseFailure | None = None
+
+
+def worker_env(case: Case, base: dict[str, str]) -> dict[str, str]:
+    """The worker's own environment: XLA flags and visible devices are per case."""
+    env = dict(base)
+    env["TF_CPP_MIN_LOG_LEVEL"] = env.get("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    flags = xla_modes.MODES[case.xla].tf_xla_flags
+    if flags:
+        env["TF_XLA_FLAGS"] = flags
+    else:
+        env.pop("TF_XLA_FLAGS", None)
+    if case.device_kind == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""  # a CPU case must not touch (or allocate on) a GPU
+    else:
+        visible = base.get("CUDA_VISIBLE_DEVICES")
+        ids = visible.split(",") if visible else [str(i) for i in range(case.device_count)]
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(ids[: case.device_count])
+    return env
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+class CaseRunner:
+    def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
+                 baselines: BaselineStore, log_dir: Path) -> None:
+        self.options = options
+        self.workloads = workloads
+        self.baselines = baselines
+        self.log_dir = log_dir
+        # Matrix-product rate per (device kind, dtype): measured by the first worker that
+        # needs it, reused by the rest of the session.
+        self.peak_flops: dict[tuple[str, str], float] = {}
+        self.records: list[CaseRecord] = []
+
+    def _spec(self, case: Case, info: WorkloadInfo) -> WorkerSpec:
+        size = MEASUREMENT[self.options.tier].size
+        return WorkerSpec(
+            case=case.axis_values(),
+            workload_path=str(info.path),
+            size=size,
+            batch_size=self.options.batch_size or info.batch_sizes[size],
+            warmup_rounds=self.options.warmup_rounds,
+            steps_per_round=self.options.steps_per_round,
+            peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
+        )
+
+    def _inject_fraction(self, case: Case) -> float:
+        injection = self.options.injection
+        if injection is None or injection.pattern not in case.id:
+            return 0.0
+        return injection.fraction
+
+    def run(self, case: Case, benchmark: Any) -> CaseRecord:
+        record = CaseRecord(case)
+        self.records.append(record)
+        spec = self._spec(case, self.workloads()[case.workload])
+        info = record.extra_info
+        info.update(case_id=case.id, **case.axis_values(), batch_size=spec.batch_size,
+                    steps_per_round=spec.steps_per_round, size=spec.size)
+        benchmark.extra_info.update(info)
+        worker_rounds: list[float] = []
+        losses: list[float] = []
+        try:
+            with Worker(spec, worker_env(case, dict(os.environ)), self.options.timeout_s,
+                        self.log_dir / f"{case.id}.log") as worker:
+                ready = worker.wait_ready()
+                self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
+                warm = ready["warm_round_s"] or [ready["first_round_s"]]
+                inject = self._inject_fraction(case) * float(np.median(warm))
+
+                def one_round() -> None:
+                    message = worker.run_round(inject)
+                    worker_rounds.append(message["seconds"])
+                    losses.append(message["loss"])
+
+                benchmark.pedantic(one_round, rounds=self.options.rounds, iterations=1)
+                finished = worker.finish()
+        except CaseFailure as failure:
+            record.failure = failure
+            info.update(failure=failure.cause, failure_message=failure.message)
+            benchmark.extra_info.update(info)
+            raise
+        info.update(self._figures(spec, ready, finished, worker_rounds, benchmark))
+        benchmark.extra_info.update(info)
+        self._judge(record, benchmark)
+        return record
+
+    def _figures(self, spec: WorkerSpec, ready: dict[str, Any], finished: dict[str, Any],
+                 worker_rounds: list[float], benchmark: Any) -> dict[str, Any]:
+        k = spec.steps_per_round
+        steps = [r / k for r in worker_rounds]
+        median_round = float(np.median(worker_rounds))
+        examples_per_sec = spec.batch_size * int(spec.case["device_count"]) * k / median_round
+        flops_per_example = float(ready["flops_per_example"])
+        peak = float(ready["peak_flops"]) * int(spec.case["device_count"])
+        stats = getattr(benchmark, "stats", None)
+        outer = list(stats.stats.data) if stats is not None else []
+        return {
+            "examples_per_sec": examples_per_sec,
+            "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
+                            "p90": _percentile(steps, 90)},
+            "compile_s": max(0.0, ready["first_round_s"] - median_round),
+            "flops_per_example": flops_per_example,
+            "mfu": flops_per_example * examples_per_sec / peak,
+            "peak_flops_per_device": float(ready["peak_flops"]),
+            "loss_first": ready["loss_first"],
+            "loss_last": finished["loss_last"],
+            "peak_memory_bytes": finished["peak_memory_bytes"],
+            "worker_round_s": worker_rounds,
+            # Round time seen by pytest over round time seen inside the worker, minus one:
+            # what running the case in another process costs the measurement.
+            "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
+        }
+
+    def _judge(self, record: CaseRecord, benchmark: Any) -> None:
+        info = record.extra_info
+        first, last = info["loss_first"], info["loss_last"]
+        if not last < first:
+            # A run that did not learn is not a valid baseline either.
+            benchmark.has_error = True
+            record.failure = CaseFailure(
+                "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
+                "did not learn, so its speed means nothing")
+            raise record.failure
+        comparison = self.baselines.compare(
+            record.case.id, info["examples_per_sec"], info["batch_size"], self.options.threshold)
+        record.comparison = comparison
+        benchmark.extra_info["baseline"] = comparison.status
+        if comparison.status == "regression":
+            assert comparison.change is not None
+            record.failure = CaseFailure(
+                "regression",
+                f"{-comparison.change:.1%} slower than its baseline "
+                f"({info['examples_per_sec']:.1f} vs {comparison.baseline_examples_per_sec:.1f} "
+                f"examples/s, {comparison.source}); threshold {self.options.threshold:.0%}")
+            raise record.failure

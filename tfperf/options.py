@@ -1,0 +1,153 @@
+"""The `--perf-*` option group: declared once, parsed once into a typed PerfOptions.
+
+Values are parsed here rather than by argparse `type=` so that a bad value stops the run with
+one line that names the option, the value and what is valid, before any case runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+import pytest
+
+from tfperf.matrix import AXIS_BY_NAME
+from tfperf.tiers import MEASUREMENT, Tier
+
+DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
+DEFAULT_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Test-only: slow the cases whose id contains `pattern` by `fraction` of their round time."""
+
+    fraction: float
+    pattern: str = ""
+
+
+@dataclass(frozen=True)
+class PerfOptions:
+    tier: Tier
+    only: Mapping[str, tuple[str, ...]]
+    batch_size: int | None
+    warmup_rounds: int
+    rounds: int
+    steps_per_round: int
+    timeout_s: float
+    threshold: float  # a fraction: 0.1 fails a case 10% slower than its baseline
+    workloads_dir: Path
+    injection: Injection | None = None
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("perf", "TensorFlow training performance")
+    group.addoption("--perf-tier", metavar="TIER",
+                    help="smoke, nightly or full (default: nightly with a GPU, smoke without).")
+    group.addoption("--perf-only", metavar="AXIS=V[,V]", action="append", default=[],
+                    help="Run only these values of an axis; repeat for several axes. "
+                         f"Axes: workload, {', '.join(AXIS_BY_NAME)}.")
+    group.addoption("--perf-batch-size", metavar="N",
+                    help="Batch size per device (default: the workload's, for the tier's size).")
+    group.addoption("--perf-warmup-rounds", metavar="N",
+                    help="Rounds run before measuring, for tracing, compilation and autotuning.")
+    group.addoption("--perf-rounds", metavar="N", help="Measured rounds per case.")
+    group.addoption("--perf-steps-per-round", metavar="K",
+                    help="Training steps per round; the host synchronises once per round.")
+    group.addoption("--perf-timeout", metavar="SECONDS",
+                    help="Wall-clock limit for one case, start to finish.")
+    group.addoption("--perf-threshold", metavar="PERCENT",
+                    help=f"Fail a case slower than its baseline by more than this "
+                         f"(default: {DEFAULT_THRESHOLD:.0%}).")
+    group.addoption("--perf-workloads", metavar="DIR", default="workloads",
+                    help="Folder of workload modules, relative to the rootdir.")
+    group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
+                    help="For testing the gate only: add this fraction of a round's time to "
+                         "every measured round of the cases whose id contains TEXT.")
+
+
+def _positive_int(option: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{option}: {text!r} is not a whole number of at least 1")
+    return value
+
+
+def _positive_float(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"{option}: {text!r} is not a number greater than 0")
+    return value
+
+
+def _threshold(text: str) -> float:
+    percent = _positive_float("--perf-threshold", text.strip().rstrip("%"))
+    if percent >= 100:
+        raise ValueError(f"--perf-threshold: {text!r} must be a percentage between 0 and 100")
+    return percent / 100
+
+
+def _only(items: list[str], workloads: list[str]) -> dict[str, tuple[str, ...]]:
+    axes: dict[str, list[str]] = {"workload": workloads}
+    axes.update({name: list(axis.values) for name, axis in AXIS_BY_NAME.items()})
+    only: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        if not sep or name not in axes:
+            raise ValueError(
+                f"--perf-only: {item!r} is not AXIS=VALUE[,VALUE]; axes: {', '.join(axes)}"
+            )
+        chosen = tuple(v for v in values.split(",") if v)
+        unknown = [v for v in chosen if v not in axes[name]]
+        if unknown or not chosen:
+            raise ValueError(
+                f"--perf-only: {name} has no value {','.join(unknown) or '(empty)'!r}; "
+                f"valid: {', '.join(axes[name])}"
+            )
+        only[name] = chosen
+    return only
+
+
+def _injection(text: str) -> Injection:
+    fraction, _, pattern = text.partition("@")
+    return Injection(_positive_float("--perf-inject-slowdown", fraction), pattern)
+
+
+def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path], list[str]]
+          ) -> PerfOptions:
+    """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
+    get = config.getoption
+    try:
+        tier = Tier.parse(get("perf_tier")) if get("perf_tier") else (
+            Tier.NIGHTLY if has_gpu else Tier.SMOKE)
+        measurement = MEASUREMENT[tier]
+        workloads_dir = Path(config.rootpath, get("perf_workloads"))
+        timeout = get("perf_timeout")
+        batch = get("perf_batch_size")
+        only_items = get("perf_only")
+        return PerfOptions(
+            tier=tier,
+            only=_only(only_items, workload_names(workloads_dir)) if only_items else {},
+            batch_size=_positive_int("--perf-batch-size", batch) if batch else None,
+            warmup_rounds=_positive_int("--perf-warmup-rounds", get("perf_warmup_rounds"))
+            if get("perf_warmup_rounds") else measurement.warmup_rounds,
+            rounds=_positive_int("--perf-rounds", get("perf_rounds"))
+            if get("perf_rounds") else measurement.rounds,
+            steps_per_round=_positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
+            if get("perf_steps_per_round") else measurement.steps_per_round,
+            timeout_s=_positive_float("--perf-timeout", timeout) if timeout
+            else DEFAULT_TIMEOUT_S[tier],
+            threshold=_threshold(get("perf_threshold")) if get("perf_threshold")
+            else DEFAULT_THRESHOLD,
+            workloads_dir=workloads_dir,
+            injection=_injection(get("perf_inject_slowdown"))
+            if get("perf_inject_slowdown") else None,
+        )
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None

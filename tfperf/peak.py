@@ -1,0 +1,36 @@
+"""The device's matrix-product rate: the denominator of MFU, measured, never looked up."""
+
+from __future__ import annotations
+
+import time
+
+import tensorflow as tf
+
+# Big enough to be compute-bound: 4096 reaches the 2-core CPU's plateau (../shared/TF-NOTES.md);
+# a GPU needs more work per call to hide launch latency.
+SIZES = {"CPU": 4096, "GPU": 8192}
+CALLS = {"CPU": 2, "GPU": 20}
+REPEATS = 3
+
+
+def matmul_flops_per_second(device: str, dtype: tf.DType) -> float:
+    """Best of REPEATS timings of CALLS chained square products on `device`."""
+    kind = "GPU" if "GPU" in device.upper() else "CPU"
+    n, calls = SIZES[kind], CALLS[kind]
+    with tf.device(device):
+        a = tf.random.normal((n, n), dtype=tf.float32)
+        a = tf.cast(a / n**0.5, dtype)
+
+        @tf.function
+        def chain(x: tf.Tensor) -> tf.Tensor:
+            for _ in range(calls):
+                x = tf.matmul(x, a)
+            return tf.reduce_sum(tf.cast(x[0, :8], tf.float32))
+
+        chain(a).numpy()
+        best = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            chain(a).numpy()
+            best = min(best, time.perf_counter() - start)
+    return 2 * n**3 * calls / best

@@ -1,0 +1,60 @@
+"""What the runner and its worker process say to each other: one JSON object per line.
+
+The worker's real stdout is reserved for this channel (TensorFlow's own chatter is moved to
+stderr before it is imported), so a stray print can never corrupt a result.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import IO, Any
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker needs to build and train one case."""
+
+    case: dict[str, str]
+    workload_path: str
+    size: str
+    batch_size: int
+    warmup_rounds: int
+    steps_per_round: int
+    seed: int = 0
+    # The device's matrix-product rate, once some worker of this session has measured it.
+    peak_flops: float | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerSpec:
+        return cls(**json.loads(text))
+
+
+# Commands, runner -> worker.
+ROUND = "round"
+FINISH = "finish"
+
+# Events, worker -> runner.
+READY = "ready"  # warm-up done: compile time, FLOPs, peak rate, first loss
+ROUND_DONE = "round_done"
+FINISHED = "finished"
+FAILED = "failed"  # with kind and message: the worker knew what went wrong
+
+
+def encode(kind: str, **payload: Any) -> str:
+    return json.dumps({"kind": kind, **payload})
+
+
+def send(stream: IO[str], kind: str, **payload: Any) -> None:
+    stream.write(encode(kind, **payload) + "\n")
+    stream.flush()
+
+
+def parse(line: str) -> dict[str, Any]:
+    message = json.loads(line)
+    if not isinstance(message, dict) or "kind" not in message:
+        raise ValueError(f"not a protocol message: {line[:200]!r}")
+    return message

@@ -1,0 +1,54 @@
+"""The summary table at the end of a run: one line per case that ran."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tfperf.measurement import CaseRecord
+
+
+def _outcome(record: CaseRecord) -> str:
+    if record.failure is not None:
+        return f"FAILED ({record.failure.cause})"
+    if record.comparison is None:
+        return "?"
+    return record.comparison.status
+
+
+def _row(record: CaseRecord) -> list[str]:
+    info = record.extra_info
+    comparison = record.comparison
+    eps = info.get("examples_per_sec")
+    step = info.get("step_time_s", {}).get("median")
+    mfu = info.get("mfu")
+    compile_s = info.get("compile_s")
+    loss = (f"{info['loss_first']:.3g}->{info['loss_last']:.3g}"
+            if "loss_last" in info else "")
+    base = comparison.baseline_examples_per_sec if comparison else None
+    change = comparison.change if comparison else None
+    return [
+        record.case.id,
+        _outcome(record),
+        f"{eps:.1f}" if eps else "",
+        f"{base:.1f}" if base else "",
+        f"{change:+.1%}" if change is not None else "",
+        f"{step * 1e3:.1f}" if step else "",
+        f"{mfu:.1%}" if mfu else "",
+        f"{compile_s:.1f}" if compile_s is not None else "",
+        loss,
+    ]
+
+
+HEADER = ["case", "result", "ex/s", "baseline", "change", "step ms", "MFU", "compile s", "loss"]
+
+
+def table(records: Sequence[CaseRecord]) -> list[str]:
+    rows = [HEADER] + [_row(r) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for record in records:
+        if record.failure is not None:
+            lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")
+    return lines

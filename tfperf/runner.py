@@ -1,0 +1,162 @@
+"""The parent's side of a worker: start it, talk to it with deadlines, end it whatever happens.
+
+The worker runs in its own process group, so ending it ends anything it started. Every read
+has the case's remaining time as its deadline; when the deadline passes the group is killed
+and the case fails as a timeout. When the worker goes away without a FAILED message, its exit
+status and the end of its log say why.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from tfperf import protocol
+from tfperf.failures import CaseFailure
+
+LOG_TAIL_LINES = 15
+# Markers in a worker's log that mean memory ran out, whoever noticed first.
+_OOM_MARKERS = ("ResourceExhaustedError", "OOM when allocating", "std::bad_alloc", "MemoryError",
+                "Out of memory", "failed to allocate")
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    kept = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
+
+
+class Worker:
+    """One worker process for one case; use as a context manager so it always ends."""
+
+    def __init__(self, spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float,
+                 log_path: Path) -> None:
+        self.spec = spec
+        self.env = dict(env)
+        self.deadline = time.monotonic() + timeout_s
+        self.timeout_s = timeout_s
+        self.log_path = log_path
+        self.phase = "starting"
+        self._buffer = b""
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Worker:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "tfperf.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=self.env,
+                start_new_session=True,
+            )
+        self._send(self.spec.to_json())
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.kill()
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    def kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+
+    def _send(self, line: str) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        try:
+            self._process.stdin.write(line.encode() + b"\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            raise self._gone() from None
+
+    def _gone(self) -> CaseFailure:
+        """The worker closed its channel without a FAILED message: find out why."""
+        assert self._process is not None
+        try:
+            code = self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self._process.returncode
+        tail = _tail(self.log_path)
+        where = f"while {self.phase}"
+        if code < 0:
+            name = signal.Signals(-code).name
+            if -code == signal.SIGKILL:
+                return CaseFailure("out_of_memory", f"worker killed by SIGKILL {where} (the "
+                                   "kernel's OOM killer sends SIGKILL)", tail)
+            return CaseFailure("crash", f"worker killed by {name} {where}", tail)
+        if any(marker in tail for marker in _OOM_MARKERS):
+            return CaseFailure("out_of_memory", f"worker ran out of memory {where}", tail)
+        return CaseFailure("crash", f"worker exited with code {code} {where}", tail)
+
+    def receive(self) -> dict[str, Any]:
+        """The next message, or a CaseFailure (timeout, crash, or the worker's own report)."""
+        assert self._process is not None and self._process.stdout is not None
+        stdout = self._process.stdout
+        while b"\n" not in self._buffer:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise CaseFailure(
+                    "timeout", f"no answer within the case's {self.timeout_s:g} s limit "
+                    f"while {self.phase}; the worker was killed", _tail(self.log_path))
+            with selectors.DefaultSelector() as selector:
+                selector.register(stdout, selectors.EVENT_READ)
+                if not selector.select(remaining):
+                    continue
+            chunk = os.read(stdout.fileno(), 65536)
+            if not chunk:
+                raise self._gone()
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        message = protocol.parse(line.decode())
+        if message["kind"] == protocol.FAILED:
+            raise CaseFailure(message["failure"], f"{message['message']} (while {self.phase})",
+                              _tail(self.log_path))
+        return message
+
+    def expect(self, kind: str) -> dict[str, Any]:
+        message = self.receive()
+        if message["kind"] != kind:
+            raise CaseFailure("error", f"worker said {message['kind']!r}, expected {kind!r}")
+        return message
+
+    def wait_ready(self) -> dict[str, Any]:
+        self.phase = "building and compiling"
+        return self.expect(protocol.READY)
+
+    def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:
+        self.phase = "measuring"
+        self._send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
+        return self.expect(protocol.ROUND_DONE)
+
+    def finish(self) -> dict[str, Any]:
+        self.phase = "finishing"
+        self._send(protocol.encode(protocol.FINISH))
+        return self.expect(protocol.FINISHED)

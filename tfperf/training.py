@@ -1,0 +1,98 @@
+"""The training loop: a custom loop in tf.function, the same for every workload and strategy.
+
+A round is K steps inside one tf.function call, so the host synchronises once per round (when
+the caller reads the returned loss). Each step runs the per-replica forward and gradient (under
+jit_compile in XLA `jit` mode), then applies the gradients outside XLA: compiling
+`apply_gradients` under a distribution strategy fails (../shared/TF-NOTES.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfperf import flops
+from tfperf.workload import ModelConfig, Workload
+
+LEARNING_RATE = 0.05
+MOMENTUM = 0.9
+
+
+@dataclass
+class RoundResult:
+    first_loss: float  # loss of the round's first step
+    mean_loss: float  # mean loss over the round's steps
+
+
+class Trainer:
+    def __init__(
+        self,
+        workload: Workload,
+        config: ModelConfig,
+        strategy: Any,
+        device: str,
+        jit_compile: bool,
+        pool_size: int = 8,
+    ) -> None:
+        self.workload = workload
+        self.strategy = strategy
+        with strategy.scope():
+            self.model = workload.build_model(config)
+            self.optimizer = keras.optimizers.SGD(LEARNING_RATE, momentum=MOMENTUM)
+            # Built inside the scope before the first step: a custom loop under a
+            # collective all-reduce fails at its first traced step otherwise.
+            self.optimizer.build(self.model.trainable_variables)
+        features, labels = workload.make_batches(config, pool_size)
+        # Synthetic data lives on the device: the measured step pays no input cost.
+        with tf.device(device):
+            self.features = tf.constant(features)
+            self.labels = tf.constant(labels)
+        self.pool_size = pool_size
+        self._compute = tf.function(self._loss_and_gradients, jit_compile=jit_compile)
+        self._round = tf.function(self._train_round)
+        self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+    def _loss_and_gradients(self, x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        with tf.GradientTape() as tape:
+            outputs = self.model(x, training=True)
+            loss = tf.reduce_mean(self.workload.loss(y, outputs))
+        return loss, tape.gradient(loss, self.model.trainable_variables)
+
+    def _replica_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        loss, grads = self._compute(x, y)
+        self.optimizer.apply(grads, self.model.trainable_variables)
+        return loss
+
+    def _train_round(self, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        first = tf.constant(0.0)
+        total = tf.constant(0.0)
+        for i in tf.range(steps):
+            index = (self._step + tf.cast(i, tf.int64)) % self.pool_size
+            loss = self.strategy.run(self._replica_step, args=(
+                tf.gather(self.features, index), tf.gather(self.labels, index)))
+            loss = self.strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
+            first = tf.cond(i == 0, lambda loss=loss: loss, lambda first=first: first)
+            total += loss
+        self._step.assign_add(tf.cast(steps, tf.int64))
+        return first, total / tf.cast(steps, tf.float32)
+
+    def run_round(self, steps: int) -> RoundResult:
+        """K steps, one host synchronisation (reading the losses)."""
+        first, mean = self._round(tf.constant(steps))
+        return RoundResult(float(first.numpy()), float(mean.numpy()))
+
+    def flops_per_example(self, batch_size: int) -> float:
+        """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
+        trace = tf.function(self._loss_and_gradients).get_concrete_function(
+            tf.TensorSpec(self.features.shape[1:], self.features.dtype),
+            tf.TensorSpec(self.labels.shape[1:], self.labels.dtype),
+        )
+        return flops.count_graph(trace.graph) / batch_size
+
+
+def is_finite(value: float) -> bool:
+    return bool(np.isfinite(value))

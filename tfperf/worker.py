@@ -1,0 +1,163 @@
+"""The worker: one process per case, run as `python -m tfperf.worker`.
+
+It reads a WorkerSpec from stdin, builds and warms up the case, then runs one measured round
+per ROUND command until FINISH. Anything it knows went wrong is reported as a FAILED event
+with a kind; anything it cannot report (a segfault, the OOM killer, a hang) the runner works
+out from the process itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import IO
+
+from tfperf import protocol
+
+
+class NonFiniteLoss(Exception):
+    pass
+
+
+class Progress:
+    """Which phase the worker is in, so that a failure is named for where it happened."""
+
+    phase = "setup"  # then "compile" (first traced call), then "measure"
+
+
+def _claim_stdout() -> IO[str]:
+    """Keep the real stdout for the protocol; everything else printed goes to stderr."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
+def _classify(error: BaseException, phase: str) -> str:
+    import tensorflow as tf
+
+    if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
+        return "out_of_memory"
+    if isinstance(error, NonFiniteLoss):
+        return "non_finite_loss"
+    if phase == "compile":
+        return "compile_error"
+    return "error"
+
+
+def _check_finite(loss: float, step: int) -> None:
+    if loss != loss or loss in (float("inf"), float("-inf")):
+        raise NonFiniteLoss(f"loss is {loss} at step {step}")
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _peak_memory(device: str) -> int | None:
+    import tensorflow as tf
+
+    try:
+        return int(tf.config.experimental.get_memory_info(device)["peak"])
+    except (ValueError, tf.errors.OpError):
+        return None
+
+
+def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None:
+    import tensorflow as tf
+
+    from tfperf import peak, strategies, training, xla_modes
+    from tfperf.workload import ModelConfig, load_module
+
+    case = spec.case
+    if case["precision"] != "fp32" or case["placement"] != "default":
+        raise NotImplementedError(f"{case['precision']}/{case['placement']} is not implemented")
+    tf.random.set_seed(spec.seed)
+    kind = case["device_kind"].upper()
+    devices = [f"/device:{kind}:{i}" for i in range(int(case["device_count"]))]
+    workload = load_module(Path(spec.workload_path))
+    config = ModelConfig(spec.size, spec.batch_size, case["data_format"], spec.seed)
+    trainer = training.Trainer(
+        workload,
+        config,
+        strategies.load(case["strategy"]).create(devices),
+        devices[0],
+        xla_modes.MODES[case["xla"]].jit_compile,
+    )
+    peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], tf.float32)
+    flops_per_example = trainer.flops_per_example(spec.batch_size)
+
+    progress.phase = "compile"
+    k = spec.steps_per_round
+    start = time.perf_counter()
+    first = trainer.run_round(k)
+    first_round_s = time.perf_counter() - start
+    _check_finite(first.mean_loss, k)
+    progress.phase = "measure"
+    warm_rounds = []
+    for r in range(1, spec.warmup_rounds):
+        start = time.perf_counter()
+        result = trainer.run_round(k)
+        warm_rounds.append(time.perf_counter() - start)
+        _check_finite(result.mean_loss, (r + 1) * k)
+    protocol.send(
+        channel,
+        protocol.READY,
+        first_round_s=first_round_s,
+        warm_round_s=warm_rounds,
+        loss_first=first.first_loss,
+        flops_per_example=flops_per_example,
+        peak_flops=peak_flops,
+        devices=[d.name for d in tf.config.list_logical_devices(kind)],
+    )
+    step = spec.warmup_rounds * k
+    last_loss = first.mean_loss
+    for line in sys.stdin:
+        command = protocol.parse(line)
+        if command["kind"] == protocol.FINISH:
+            break
+        inject = float(command.get("inject_seconds", 0.0))
+        start = time.perf_counter()
+        result = trainer.run_round(k)
+        if inject:
+            _spin(inject)
+        seconds = time.perf_counter() - start
+        step += k
+        _check_finite(result.mean_loss, step)
+        last_loss = result.mean_loss
+        protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
+    protocol.send(
+        channel,
+        protocol.FINISHED,
+        loss_last=last_loss,
+        peak_memory_bytes=_peak_memory(devices[0].replace("/device:", "")),
+    )
+
+
+def main() -> int:
+    channel = _claim_stdout()
+    spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
+    progress = Progress()
+    try:
+        run(spec, channel, progress)
+    except Exception as error:
+        traceback.print_exc()
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        protocol.send(
+            channel,
+            protocol.FAILED,
+            failure=_classify(error, progress.phase),
+            message=f"{type(error).__name__}: {first_line}",
+            phase=progress.phase,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

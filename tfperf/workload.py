@@ -1,0 +1,116 @@
+"""The workload protocol and the discovery of workload modules.
+
+A workload is one module in the workloads folder that defines `WORKLOAD`, an object satisfying
+`Workload`. The suite finds it by itself: adding a workload edits no other file. Modules whose
+names start with an underscore are helpers, not workloads.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from tfperf.tiers import Tier
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What a workload is told about the case it builds for."""
+
+    size: str  # "tiny" or "full"
+    batch_size: int
+    data_format: str  # "NHWC" or "NCHW"
+    seed: int
+
+
+@runtime_checkable
+class Workload(Protocol):
+    """Build the model, make learnable data, say what the loss is.
+
+    The harness owns everything else (devices, strategy, XLA, the training loop, timing and
+    FLOP counting from the traced graph), so a workload stays a page of model code.
+    """
+
+    name: str
+    data_formats: tuple[str, ...]
+    precisions: tuple[str, ...]
+    towers: bool  # two towers that the towers_split placement can put on different devices
+    tier: Tier  # the lowest tier that runs this workload
+    batch_sizes: Mapping[str, int]  # default batch per device, by size
+
+    def build_model(self, config: ModelConfig) -> Any:
+        """A Keras model; called inside the strategy's scope."""
+
+    def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """`count` batches of learnable synthetic data: (features, labels), batch axis second."""
+
+    def loss(self, labels: Any, outputs: Any) -> Any:
+        """Per-example loss in float32, shape (batch,)."""
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    """What the matrix needs to know about a workload, without touching TensorFlow state."""
+
+    name: str
+    path: Path
+    data_formats: tuple[str, ...]
+    precisions: tuple[str, ...]
+    towers: bool
+    tier: Tier
+    batch_sizes: Mapping[str, int]
+
+
+class WorkloadError(Exception):
+    """A workload module that cannot be used; the message names the file."""
+
+
+def load_module(path: Path) -> Workload:
+    """Import a workload module by path and return its WORKLOAD."""
+    module_name = f"tfperf_workloads.{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise WorkloadError(f"{path}: not an importable Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    workload = getattr(module, "WORKLOAD", None)
+    if workload is None:
+        raise WorkloadError(f"{path}: defines no WORKLOAD")
+    if not isinstance(workload, Workload):
+        raise WorkloadError(f"{path}: WORKLOAD does not follow tfperf.workload.Workload")
+    return workload
+
+
+def discover(directory: Path) -> dict[str, WorkloadInfo]:
+    """Every workload module in `directory`, by workload name."""
+    if not directory.is_dir():
+        raise WorkloadError(f"workloads folder {directory} does not exist")
+    found: dict[str, WorkloadInfo] = {}
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        workload = load_module(path)
+        if workload.name in found:
+            raise WorkloadError(
+                f"{path}: workload name {workload.name!r} is taken by {found[workload.name].path}"
+            )
+        found[workload.name] = WorkloadInfo(
+            name=workload.name,
+            path=path.resolve(),
+            data_formats=tuple(workload.data_formats),
+            precisions=tuple(workload.precisions),
+            towers=bool(workload.towers),
+            tier=workload.tier,
+            batch_sizes=dict(workload.batch_sizes),
+        )
+    if not found:
+        raise WorkloadError(f"no workload modules in {directory}")
+    return found

@@ -1,0 +1,22 @@
+"""The three XLA modes: how each is switched on, in the worker's environment or its code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class XlaMode:
+    name: str
+    # TF_XLA_FLAGS for the worker; auto-clustering must be asked for before TF starts.
+    tf_xla_flags: str
+    # Whether the per-replica forward and gradient run under tf.function(jit_compile=True).
+    jit_compile: bool
+
+
+MODES: dict[str, XlaMode] = {
+    "off": XlaMode("off", "", jit_compile=False),
+    # --tf_xla_cpu_global_jit: without it auto-clustering compiles nothing on CPU.
+    "auto": XlaMode("auto", "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit", jit_compile=False),
+    "jit": XlaMode("jit", "", jit_compile=True),
+}

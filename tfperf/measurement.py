@@ -67,6 +67,12 @@ class CaseRunner:
         self.peak_flops: dict[tuple[str, str], float] = {}
         self.records: list[CaseRecord] = []
 
+    def record_for(self, case: Case | None) -> CaseRecord | None:
+        for record in reversed(self.records):
+            if record.case == case:
+                return record
+        return None
+
     def _spec(self, case: Case, info: WorkloadInfo) -> WorkerSpec:
         size = MEASUREMENT[self.options.tier].size
         return WorkerSpec(

@@ -86,6 +86,13 @@ def _positive_float(option: str, text: str) -> float:
     return value
 
 
+def _tier(text: str) -> Tier:
+    try:
+        return Tier.parse(text)
+    except ValueError as error:
+        raise ValueError(f"--perf-tier: {error}") from None
+
+
 def _threshold(text: str) -> float:
     percent = _positive_float("--perf-threshold", text.strip().rstrip("%"))
     if percent >= 100:
@@ -124,7 +131,7 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
     """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
     get = config.getoption
     try:
-        tier = Tier.parse(get("perf_tier")) if get("perf_tier") else (
+        tier = _tier(get("perf_tier")) if get("perf_tier") else (
             Tier.NIGHTLY if has_gpu else Tier.SMOKE)
         measurement = MEASUREMENT[tier]
         workloads_dir = Path(config.rootpath, get("perf_workloads"))

@@ -105,6 +105,27 @@ def perf_runner(request: pytest.FixtureRequest) -> CaseRunner:
     return runner
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[pytest.TestReport]:
+    report: pytest.TestReport = yield
+    perf = item.config.stash[SESSION]
+    callspec = getattr(item, "callspec", None)
+    if report.when == "call" and report.passed and callspec and perf.runner:
+        record = perf.runner.record_for(callspec.params.get("perf_case"))
+        if record is not None and record.comparison is not None:
+            report.user_properties.append(("tfperf_baseline", record.comparison.status))
+    return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
+                             ) -> tuple[str, str, str] | None:
+    # A case that ran well but had nothing to compare with is not a pass: say so.
+    if ("tfperf_baseline", "no baseline") in report.user_properties:
+        return "no_baseline", "N", "NO BASELINE"
+    return None
+
+
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]
                                          ) -> None:
     perf = config.stash[SESSION]

@@ -28,12 +28,19 @@ _OOM_MARKERS = ("ResourceExhaustedError", "OOM when allocating", "std::bad_alloc
                 "Out of memory", "failed to allocate")
 
 
+# TensorFlow's start-up notices, which say nothing about why a case failed.
+_NOISE = ("absl::InitializeLog", "port.cc:", "cpu_feature_guard.cc", "To enable the following",
+          "rebuild TensorFlow with")
+_WORKER_PHASES = {"setup": "building", "compile": "compiling", "measure": "measuring"}
+
+
 def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         text = path.read_text(errors="replace")
     except OSError:
         return ""
-    kept = [line for line in text.splitlines() if line.strip()]
+    kept = [line for line in text.splitlines()
+            if line.strip() and not any(noise in line for noise in _NOISE)]
     return "\n".join(kept[-lines:])
 
 
@@ -137,7 +144,8 @@ class Worker:
         line, _, self._buffer = self._buffer.partition(b"\n")
         message = protocol.parse(line.decode())
         if message["kind"] == protocol.FAILED:
-            raise CaseFailure(message["failure"], f"{message['message']} (while {self.phase})",
+            phase = _WORKER_PHASES.get(message.get("phase", ""), self.phase)
+            raise CaseFailure(message["failure"], f"{message['message']} (while {phase})",
                               _tail(self.log_path))
         return message
 

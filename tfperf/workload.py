@@ -74,6 +74,9 @@ class WorkloadError(Exception):
 
 def load_module(path: Path) -> Workload:
     """Import a workload module by path and return its WORKLOAD."""
+    # Workloads may share helper modules (underscore names) from their own folder.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     module_name = f"tfperf_workloads.{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:

@@ -1,0 +1,28 @@
+"""Each case runs in its own worker: a raise, a segfault, a hang, a NaN or a flat loss fails
+that case with its cause named, the next case still runs, and no worker is left behind."""
+
+from __future__ import annotations
+
+from tests.conftest import MakeSuite, worker_processes
+
+ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
+                     "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+                     "--perf-only=strategy=single")
+
+
+def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("raises", "segfault", "hangs", "nan_loss", "flat_loss", "tinycnn")
+    result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-timeout=25", "--perf-rounds=2",
+                             "--perf-warmup-rounds=1", "-p", "no:randomly")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed") == 5, result.stdout.str()
+    assert outcomes.get("no_baseline") == 1  # tinycnn ran after all the failures
+    result.stdout.fnmatch_lines_random([
+        "*flat_loss-cpu1-*: loss_not_falling: loss went from 1 to 1*",
+        "*hangs-cpu1-*: timeout: no answer within the case's 25 s limit while building*",
+        "*nan_loss-cpu1-*: non_finite_loss: NonFiniteLoss: loss is nan at step 5 (while compiling)",
+        "*raises-cpu1-*: error: RuntimeError: deliberate failure in build_model (while building)",
+        "*segfault-cpu1-*: crash: worker killed by SIGSEGV while building*",
+    ])
+    assert worker_processes() == []

@@ -1,0 +1,46 @@
+"""A tiny CNN that trains in milliseconds; the faulty workloads derive from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfperf.layers import FusedBatchNorm, keras_data_format
+from tfperf.tiers import Tier
+from tfperf.workload import ModelConfig
+
+CLASSES = 4
+
+
+class TinyCNN:
+    name = "tinycnn"
+    data_formats = ("NHWC", "NCHW")
+    precisions = ("fp32", "mixed_bf16", "mixed_fp16")
+    towers = False
+    tier = Tier.SMOKE
+    batch_sizes = {"tiny": 32, "full": 32}
+
+    def build_model(self, config: ModelConfig) -> keras.Model:
+        fmt = keras_data_format(config.data_format)
+        shape = (3, 8, 8) if config.data_format == "NCHW" else (8, 8, 3)
+        inputs = keras.Input(shape)
+        x = keras.layers.Conv2D(8, 3, padding="same", use_bias=False, data_format=fmt)(inputs)
+        x = keras.layers.ReLU()(FusedBatchNorm(config.data_format)(x))
+        x = keras.layers.GlobalAveragePooling2D(data_format=fmt)(x)
+        return keras.Model(inputs, keras.layers.Dense(CLASSES)(x))
+
+    def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(config.seed)
+        templates = rng.standard_normal((CLASSES, 8, 8, 3), dtype=np.float32)
+        labels = rng.integers(0, CLASSES, size=(count, config.batch_size), dtype=np.int32)
+        images = templates[labels] + 0.5 * rng.standard_normal(
+            labels.shape + (8, 8, 3), dtype=np.float32)
+        if config.data_format == "NCHW":
+            images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
+        return images, labels
+
+    def loss(self, labels: tf.Tensor, outputs: Any) -> tf.Tensor:
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)

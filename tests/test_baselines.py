@@ -1,0 +1,49 @@
+"""Baselines: stored under the machine key, compared per case, a slowed case fails."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import MakeSuite
+from tfperf.machine import detect
+
+CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
+        "--perf-only=data_format=NHWC", "--perf-only=strategy=single")
+# Rounds long enough (100 steps) that noise stays far below the threshold.
+MEASURE = ("--perf-rounds=7", "--perf-steps-per-round=100", "--perf-warmup-rounds=2")
+
+
+def test_no_baseline_then_refresh_then_unchanged_passes_and_slowed_fails(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    first = suite.runpytest(*CASE, *MEASURE)
+    assert first.parseoutcomes() == {"no_baseline": 1}
+    first.stdout.fnmatch_lines(["*tinycnn-cpu1-*no baseline*"])
+
+    refresh = suite.runpytest(*CASE, *MEASURE, "--benchmark-save=refresh")
+    assert refresh.parseoutcomes() == {"no_baseline": 1}
+    stored = list((suite.path / "baselines" / detect().key()).glob("0001_refresh.json"))
+    assert len(stored) == 1
+    entry = json.loads(stored[0].read_text())["benchmarks"][0]["extra_info"]
+    assert entry["case_id"] == "tinycnn-cpu1-xla_off-NHWC-default-single-fp32"
+
+    unchanged = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=40")
+    unchanged.assert_outcomes(passed=1)
+    unchanged.stdout.fnmatch_lines(["*tinycnn-cpu1-*  ok  *"])
+
+    slowed = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=40",
+                             "--perf-inject-slowdown=3@tinycnn")
+    slowed.assert_outcomes(failed=1)
+    slowed.stdout.fnmatch_lines(["*tinycnn-cpu1-*: regression: 7?.?% slower than its baseline*"])
+    # The failing run was still reported and nothing stored was touched.
+    assert sorted(p.name for p in stored[0].parent.iterdir()) == ["0001_refresh.json"]
+
+
+def test_corrupt_baseline_stops_the_run_naming_the_file(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    folder = suite.path / "baselines" / detect().key()
+    folder.mkdir(parents=True)
+    (folder / "0001_broken.json").write_text("{not json")
+    result = suite.runpytest(*CASE)
+    result.stderr.fnmatch_lines(["ERROR: baseline file */0001_broken.json is not readable JSON*"])
+    assert "test_training" not in result.stdout.str()

@@ -1,0 +1,47 @@
+"""The real first workload trains, and every figure the report promises is in extra_info."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import MakeSuite
+
+
+def conv_macs(out_hw: int, out_c: int, kernel: int, in_c: int) -> int:
+    return out_hw * out_hw * out_c * kernel * kernel * in_c
+
+
+def resnet20_training_flops() -> int:
+    """By hand from the architecture: forward, filter gradients, and input gradients of every
+    convolution but the stem (nothing needs the image's gradient), plus the classifier."""
+    stem = conv_macs(32, 16, 3, 3)
+    body = 0
+    for hw, c, c_in in ((32, 16, 16), (16, 32, 16), (8, 64, 32)):
+        body += conv_macs(hw, c, 3, c_in) + 5 * conv_macs(hw, c, 3, c)
+        if c != c_in:
+            body += conv_macs(hw, c, 1, c_in)  # projection shortcut
+    dense = 64 * 10
+    return 2 * (2 * stem + 3 * body + 3 * dense)
+
+
+def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None:
+    suite = make_suite("resnet20")
+    result = suite.runpytest(
+        "--perf-only=workload=resnet20", "--perf-only=device_kind=cpu",
+        "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+        "--perf-only=strategy=single",
+        "--perf-rounds=2", "--perf-steps-per-round=3", "--perf-batch-size=16",
+        "--benchmark-json=out.json")
+    assert result.parseoutcomes() == {"no_baseline": 1}, result.stdout.str()
+    bench = json.loads((suite.path / "out.json").read_text())["benchmarks"][0]
+    info = bench["extra_info"]
+    assert info["flops_per_example"] == resnet20_training_flops()
+    assert info["loss_last"] < info["loss_first"]
+    assert info["batch_size"] == 16 and info["xla"] == "off" and info["data_format"] == "NHWC"
+    step = info["step_time_s"]
+    assert 0 < step["p10"] <= step["median"] <= step["p90"]
+    assert info["examples_per_sec"] > 0 and info["compile_s"] > 0
+    assert 0 < info["mfu"] < 1 and info["peak_flops_per_device"] > 1e9
+    assert info["peak_memory_bytes"] > 0
+    assert info["isolation_overhead"] is not None
+    assert bench["stats"]["rounds"] == 2

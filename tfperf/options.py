@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
 import pytest
 
 from tfperf.matrix import AXIS_BY_NAME

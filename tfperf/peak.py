@@ -21,7 +21,7 @@ def matmul_flops_per_second(device: str, dtype: tf.DType) -> float:
         a = tf.random.normal((n, n), dtype=tf.float32)
         a = tf.cast(a / n**0.5, dtype)
 
-        @tf.function
+        @tf.function  # type: ignore[untyped-decorator]
         def chain(x: tf.Tensor) -> tf.Tensor:
             for _ in range(calls):
                 x = tf.matmul(x, a)

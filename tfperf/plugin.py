@@ -5,7 +5,7 @@ Only wiring lives here; each job is in the module named for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -107,7 +107,7 @@ def perf_runner(request: pytest.FixtureRequest) -> CaseRunner:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Iterator[pytest.TestReport]:
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
     perf = item.config.stash[SESSION]
     callspec = getattr(item, "callspec", None)

@@ -8,6 +8,7 @@ status and the end of its log say why.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -85,10 +86,8 @@ class Worker:
         process = self._process
         if process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait()
         for stream in (process.stdin, process.stdout):
             if stream is not None:

@@ -51,7 +51,7 @@ def learnable_images(config: ModelConfig, count: int) -> tuple[np.ndarray, np.nd
     rng = np.random.default_rng(config.seed)
     templates = rng.standard_normal((CLASSES, 32, 32, 3), dtype=np.float32)
     labels = rng.integers(0, CLASSES, size=(count, config.batch_size), dtype=np.int32)
-    images = templates[labels] + rng.standard_normal(labels.shape + (32, 32, 3), dtype=np.float32)
+    images = templates[labels] + rng.standard_normal((*labels.shape, 32, 32, 3), dtype=np.float32)
     if config.data_format == "NCHW":
         images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
     return images, labels

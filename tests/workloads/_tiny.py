@@ -37,7 +37,7 @@ class TinyCNN:
         templates = rng.standard_normal((CLASSES, 8, 8, 3), dtype=np.float32)
         labels = rng.integers(0, CLASSES, size=(count, config.batch_size), dtype=np.int32)
         images = templates[labels] + 0.5 * rng.standard_normal(
-            labels.shape + (8, 8, 3), dtype=np.float32)
+            (*labels.shape, 8, 8, 3), dtype=np.float32)
         if config.data_format == "NCHW":
             images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
         return images, labels

@@ -1,0 +1,1 @@
+"""tfperf: a pytest suite for TensorFlow training performance (see README.md)."""

@@ -34,7 +34,7 @@ def test_no_baseline_then_refresh_then_unchanged_passes_and_slowed_fails(
     slowed = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=40",
                              "--perf-inject-slowdown=3@tinycnn")
     slowed.assert_outcomes(failed=1)
-    slowed.stdout.fnmatch_lines(["*tinycnn-cpu1-*: regression: 7?.?% slower than its baseline*"])
+    slowed.stdout.fnmatch_lines(["*tinycnn-cpu1-*: regression: *% slower than its baseline*"])
     # The failing run was still reported and nothing stored was touched.
     assert sorted(p.name for p in stored[0].parent.iterdir()) == ["0001_refresh.json"]
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from tfperf import flops
@@ -92,7 +91,3 @@ class Trainer:
             tf.TensorSpec(self.labels.shape[1:], self.labels.dtype),
         )
         return flops.count_graph(trace.graph) / batch_size
-
-
-def is_finite(value: float) -> bool:
-    return bool(np.isfinite(value))

@@ -29,7 +29,9 @@ def test_no_baseline_then_refresh_then_unchanged_passes_and_slowed_fails(
 
     unchanged = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=40")
     unchanged.assert_outcomes(passed=1)
-    unchanged.stdout.fnmatch_lines(["*tinycnn-cpu1-*  ok  *"])
+    # A shared 2-core machine can run the same code much faster than when the baseline was taken;
+    # "faster" is a pass too (it means the baseline is stale), "regression" would not be.
+    unchanged.stdout.re_match_lines([r".*tinycnn-cpu1-\S+\s+(ok|faster)\s.*"])
 
     slowed = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=40",
                              "--perf-inject-slowdown=3@tinycnn")

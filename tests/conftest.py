@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -28,11 +29,13 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
     Names are looked up in tests/workloads first, then in the project's workloads/.
     """
 
-    def make(*workloads: str) -> pytest.Pytester:
+    def make(*workloads: str, perf_files: tuple[str, ...] = ("test_training.py",)
+             ) -> pytest.Pytester:
         shutil.copy(REPO / "pytest.ini", pytester.path / "pytest.ini")
         shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")
         (pytester.path / "perf").mkdir()
-        shutil.copy(REPO / "perf" / "test_training.py", pytester.path / "perf")
+        for name in perf_files:
+            shutil.copy(REPO / "perf" / name, pytester.path / "perf")
         folder = pytester.path / "workloads"
         folder.mkdir()
         shutil.copy(TEST_WORKLOADS / "_tiny.py", folder)
@@ -47,7 +50,8 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
 
 
 def worker_processes() -> list[int]:
-    """Pids of any tfperf worker still running on this machine."""
+    """Pids of tfperf workers still running that self-tests started: those working in a
+    pytester folder (a benchmark's workers on the same machine are not ours)."""
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -56,6 +60,11 @@ def worker_processes() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"tfperf.worker" in cmdline:
-            pids.append(int(proc.name))
+        if b"tfperf.worker" in cmdline or b"tfperf.trajectory_worker" in cmdline:
+            try:
+                cwd = os.readlink(proc / "cwd")
+            except OSError:
+                continue
+            if "/pytest-of-" in cwd:
+                pids.append(int(proc.name))
     return pids

@@ -58,8 +58,9 @@ def test_skip_reasons_say_what_is_missing() -> None:
     assert requirements.skip_reason(gpu1, FOUR_GPUS) is None
     assert requirements.skip_reason(gpu4, FOUR_GPUS) == (
         "variable strategy replicated is not implemented yet")
-    bf16 = matrix.Case("w", "gpu", 1, "off", "NHWC", "default", "single", "mixed_bf16")
-    assert requirements.skip_reason(bf16, FOUR_GPUS) == "precision mixed_bf16 is not implemented yet"
+    split = matrix.Case("w", "gpu", 1, "off", "NHWC", "towers_split", "single", "fp32")
+    assert requirements.skip_reason(split, FOUR_GPUS) == (
+        "placement towers_split is not implemented yet")
 
 
 def test_storage_key_names_devices_and_tensorflow() -> None:

@@ -19,7 +19,9 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
 
     def __init__(self, data_format: str, momentum: float = 0.9, epsilon: float = 1e-3,
                  **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        # The kernel takes float32 statistics whatever the activations' dtype: under a mixed
+        # policy the variables must not be cast to the compute dtype when read.
+        super().__init__(autocast=False, **kwargs)
         self.data_format = data_format
         self.momentum = momentum
         self.epsilon = epsilon
@@ -27,23 +29,31 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
 
     def build(self, input_shape: tuple[int, ...]) -> None:
         channels = (int(input_shape[self.axis]),)
-        self.gamma = self.add_weight(shape=channels, initializer="ones", name="gamma")
-        self.beta = self.add_weight(shape=channels, initializer="zeros", name="beta")
+        # Statistics and parameters in float32 under every mixed policy (the kernel's scale
+        # and offset must be float32 for float16 inputs); float64 only for the reference.
+        dtype = "float64" if self.compute_dtype == "float64" else "float32"
+        self.gamma = self.add_weight(shape=channels, initializer="ones", name="gamma", dtype=dtype)
+        self.beta = self.add_weight(shape=channels, initializer="zeros", name="beta", dtype=dtype)
         self.moving_mean = self.add_weight(
-            shape=channels, initializer="zeros", trainable=False, name="moving_mean"
+            shape=channels, initializer="zeros", trainable=False, name="moving_mean", dtype=dtype
         )
         self.moving_variance = self.add_weight(
-            shape=channels, initializer="ones", trainable=False, name="moving_variance"
+            shape=channels, initializer="ones", trainable=False, name="moving_variance",
+            dtype=dtype,
         )
 
     def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
-        # The kernel wants float32 scale and offset whatever the activations' dtype.
-        gamma = tf.cast(self.gamma, tf.float32)
-        beta = tf.cast(self.beta, tf.float32)
+        if x.dtype == tf.float64:
+            return self._float64(x, training)
+        # The kernel takes float32 statistics for any activation dtype; the explicit casts hold
+        # even where Keras would hand the layer its variables in the compute dtype.
+        gamma, beta = tf.cast(self.gamma, tf.float32), tf.cast(self.beta, tf.float32)
+        moving_mean = tf.cast(self.moving_mean, tf.float32)
+        moving_variance = tf.cast(self.moving_variance, tf.float32)
         if training:
             y, mean, variance = tf.compat.v1.nn.fused_batch_norm(
                 x, gamma, beta,
-                mean=self.moving_mean, variance=self.moving_variance,
+                mean=moving_mean, variance=moving_variance,
                 epsilon=self.epsilon, data_format=self.data_format, is_training=True,
                 exponential_avg_factor=1.0 - self.momentum,
             )
@@ -52,11 +62,35 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
             return y
         y, _, _ = tf.compat.v1.nn.fused_batch_norm(
             x, gamma, beta,
-            mean=self.moving_mean, variance=self.moving_variance,
+            mean=moving_mean, variance=moving_variance,
             epsilon=self.epsilon, data_format=self.data_format, is_training=False,
         )
         return y
 
+    def _float64(self, x: tf.Tensor, training: bool) -> tf.Tensor:
+        """The same maths unfused: the fused kernel has no float64, and a float64 run is the
+        reference that XLA equivalence tolerances are measured against."""
+        axes = [0, 2, 3] if self.axis == 1 else [0, 1, 2]
+        shape = [1, -1, 1, 1] if self.axis == 1 else [1, 1, 1, -1]
+        if training:
+            mean, variance = tf.nn.moments(x, axes)
+            count = tf.cast(tf.size(x) // tf.size(mean), tf.float64)
+            factor = 1.0 - self.momentum
+            # The fused kernel keeps the unbiased variance in its moving average.
+            self.moving_mean.assign((1 - factor) * self.moving_mean + factor * mean)
+            self.moving_variance.assign((1 - factor) * self.moving_variance
+                                        + factor * variance * count / (count - 1))
+        else:
+            mean, variance = tf.convert_to_tensor(self.moving_mean), self.moving_variance
+        scale = tf.reshape(self.gamma * tf.math.rsqrt(variance + self.epsilon), shape)
+        return (x - tf.reshape(mean, shape)) * scale + tf.reshape(self.beta, shape)
+
 
 def keras_data_format(data_format: str) -> str:
     return "channels_first" if data_format == "NCHW" else "channels_last"
+
+
+def output_dtype() -> str:
+    """The dtype for logits: the policy's variable dtype (float32 under mixed precision, so
+    the loss is computed in full precision; float64 for the float64 reference)."""
+    return str(keras.mixed_precision.global_policy().variable_dtype)

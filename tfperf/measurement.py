@@ -34,14 +34,7 @@ class CaseRecord:
 
 def worker_env(case: Case, base: dict[str, str]) -> dict[str, str]:
     """The worker's own environment: XLA flags and visible devices are per case."""
-    env = dict(base)
-    env["TF_CPP_MIN_LOG_LEVEL"] = env.get("TF_CPP_MIN_LOG_LEVEL", "2")
-    env["PYTHONUNBUFFERED"] = "1"
-    flags = xla_modes.MODES[case.xla].tf_xla_flags
-    if flags:
-        env["TF_XLA_FLAGS"] = flags
-    else:
-        env.pop("TF_XLA_FLAGS", None)
+    env = xla_modes.environment(case.xla, base)
     if case.device_kind == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # a CPU case must not touch (or allocate on) a GPU
     else:
@@ -102,7 +95,7 @@ class CaseRunner:
         worker_rounds: list[float] = []
         losses: list[float] = []
         try:
-            with Worker(spec, worker_env(case, dict(os.environ)), self.options.timeout_s,
+            with Worker(spec.to_json(), worker_env(case, dict(os.environ)), self.options.timeout_s,
                         self.log_dir / f"{case.id}.log") as worker:
                 ready = worker.wait_ready()
                 self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tfperf.equivalence import FAULTS, ArmSpec
 from tfperf.matrix import AXIS_BY_NAME
 from tfperf.tiers import MEASUREMENT, Tier
 
@@ -39,6 +40,8 @@ class PerfOptions:
     threshold: float  # a fraction: 0.1 fails a case 10% slower than its baseline
     workloads_dir: Path
     injection: Injection | None = None
+    xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
+    xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -65,6 +68,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
                     help="For testing the gate only: add this fraction of a round's time to "
                          "every measured round of the cases whose id contains TEXT.")
+    group.addoption("--perf-xla-fault", metavar="FAULT",
+                    help="For testing the XLA equivalence check only: inject a numerical fault "
+                         f"into its XLA arm: {', '.join(FAULTS)}.")
+    group.addoption("--perf-xla-example", metavar="JSON",
+                    help="Run the XLA equivalence check on this one example (as printed by a "
+                         "failure) instead of drawing examples.")
 
 
 def _positive_int(option: str, text: str) -> int:
@@ -127,6 +136,20 @@ def _injection(text: str) -> Injection:
     return Injection(_positive_float("--perf-inject-slowdown", fraction), pattern)
 
 
+def _fault(text: str) -> str:
+    if text not in FAULTS:
+        raise ValueError(f"--perf-xla-fault: no fault {text!r}; valid: {', '.join(FAULTS)}")
+    return text
+
+
+def _example(text: str) -> ArmSpec:
+    try:
+        return ArmSpec.from_json(text)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"--perf-xla-example: not an example as printed by a failure "
+                         f"({error})") from None
+
+
 def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path], list[str]]
           ) -> PerfOptions:
     """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
@@ -156,6 +179,8 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             workloads_dir=workloads_dir,
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
+            xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,
+            xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

@@ -5,6 +5,7 @@ Only wiring lives here; each job is in the module named for it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -12,11 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tfperf import matrix, options, report, requirements
+from tfperf.arms import ArmRunner
 from tfperf.baseline import BaselineError, BaselineStore
+from tfperf.equivalence_check import EquivalenceCheck
 from tfperf.machine import Machine, detect
 from tfperf.measurement import CaseRunner
+from tfperf.tiers import Tier
 from tfperf.workload import WorkloadError, WorkloadInfo, discover
 
 MARKERS = {
@@ -28,11 +34,29 @@ MARKERS = {
 }
 
 
+# Hypothesis profiles for the XLA equivalence property. `ci`: derandomized and few examples,
+# within the CPU self-test budget. `nightly`: many examples, with an example database that the
+# nightly workflow keeps between runs (so a failure found once is tried first next night).
+# Chosen by --hypothesis-profile, else $TFPERF_HYPOTHESIS_PROFILE, else by tier.
+HYPOTHESIS_DB = Path(".perf-results") / "hypothesis"
+# Examples train real models for seconds each: no deadline, no too-slow health check.
+# No explain phase: it re-runs the failing example many times over to annotate it, minutes of
+# training that the shrunk example and its reproduce command make unnecessary.
+_COMMON = settings(deadline=None, print_blob=True,
+                   phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", _COMMON, max_examples=3, derandomize=True, database=None)
+settings.register_profile("nightly", _COMMON, max_examples=50,
+                          database=DirectoryBasedExampleDatabase(str(HYPOTHESIS_DB)))
+PROFILE_ENV = "TFPERF_HYPOTHESIS_PROFILE"
+
+
 @dataclass
 class PerfSession:
     options: options.PerfOptions
     machine: Machine
     runner: CaseRunner | None = None
+    equivalence: EquivalenceCheck | None = None
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return _discover(self.options.workloads_dir)
@@ -59,6 +83,12 @@ def pytest_configure(config: pytest.Config) -> None:
     machine = detect()
     parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d)))
     config.stash[SESSION] = PerfSession(parsed, machine)
+    if not config.getoption("hypothesis_profile", None):
+        default = "ci" if parsed.tier is Tier.SMOKE else "nightly"
+        profile = os.environ.get(PROFILE_ENV, default)
+        if profile not in ("ci", "nightly"):
+            raise pytest.UsageError(f"${PROFILE_ENV}: no profile {profile!r}; valid: ci, nightly")
+        settings.load_profile(profile)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -96,6 +126,26 @@ def _params(perf: PerfSession) -> Iterator[Any]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "perf_case" in metafunc.fixturenames:
         metafunc.parametrize("perf_case", list(_params(metafunc.config.stash[SESSION])))
+
+
+@pytest.fixture(scope="session")
+def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                    ) -> Iterator[EquivalenceCheck]:
+    perf = request.config.stash[SESSION]
+    gpu = bool(perf.machine.gpus)
+    arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"),
+                     request.config.rootpath / ".perf-results" / "logs", perf.options.timeout_s, gpu)
+    workloads = perf.workloads()
+    chosen = perf.options.only.get("workload")
+    perf.equivalence = EquivalenceCheck(
+        arms, {n: w for n, w in workloads.items() if not chosen or n in chosen},
+        "/device:GPU:0" if gpu else "/device:CPU:0",
+        ("fp32", "mixed_bf16", "mixed_fp16") if gpu else ("fp32", "mixed_bf16"),
+        perf.options.xla_fault, perf.options.xla_example, perf.options.only)
+    try:
+        yield perf.equivalence
+    finally:
+        arms.close()
 
 
 @pytest.fixture
@@ -145,6 +195,10 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config
                             ) -> None:
     perf = config.stash.get(SESSION, None)
+    if perf is not None and perf.equivalence is not None and perf.equivalence.examples_run:
+        terminalreporter.section("tfperf: XLA equivalence")
+        for line in perf.equivalence.summary():
+            terminalreporter.write_line(line)
     if perf is None or perf.runner is None or not perf.runner.records:
         return
     terminalreporter.section(

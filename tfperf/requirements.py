@@ -11,7 +11,7 @@ from tfperf.matrix import Case
 
 # Grow as the harness grows; a value missing here is declared in the matrix but skipped.
 IMPLEMENTED_PLACEMENTS = frozenset({"default"})
-IMPLEMENTED_PRECISIONS = frozenset({"fp32"})
+IMPLEMENTED_PRECISIONS = frozenset({"fp32", "mixed_bf16", "mixed_fp16"})
 
 
 def _devices(case: Case, machine: Machine) -> str | None:

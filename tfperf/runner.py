@@ -46,11 +46,17 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 class Worker:
-    """One worker process for one case; use as a context manager so it always ends."""
+    """One worker process; use as a context manager so it always ends.
 
-    def __init__(self, spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float,
-                 log_path: Path) -> None:
-        self.spec = spec
+    `module` is what runs (`python -m module`); `hello` is its first stdin line (a case's
+    WorkerSpec). The deadline covers the whole life of a one-case worker; a long-lived worker
+    serving many requests sets a fresh one per request with `allow`.
+    """
+
+    def __init__(self, hello: str | None, env: Mapping[str, str], timeout_s: float,
+                 log_path: Path, module: str = "tfperf.worker") -> None:
+        self.hello = hello
+        self.module = module
         self.env = dict(env)
         self.deadline = time.monotonic() + timeout_s
         self.timeout_s = timeout_s
@@ -63,19 +69,29 @@ class Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "tfperf.worker"],
+                [sys.executable, "-m", self.module],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 env=self.env,
                 start_new_session=True,
             )
-        self._send(self.spec.to_json())
+        if self.hello is not None:
+            self._send(self.hello)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.kill()
+
+    def allow(self, timeout_s: float) -> None:
+        """A new deadline, `timeout_s` from now."""
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     @property
     def pid(self) -> int:
@@ -92,6 +108,9 @@ class Worker:
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
+
+    def send(self, line: str) -> None:
+        self._send(line)
 
     def _send(self, line: str) -> None:
         assert self._process is not None and self._process.stdin is not None

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
-from tfperf import flops
+from tfperf import flops, precision
 from tfperf.workload import ModelConfig, Workload
 
 LEARNING_RATE = 0.05
@@ -35,17 +36,24 @@ class Trainer:
         strategy: Any,
         device: str,
         jit_compile: bool,
+        precision_name: str = "fp32",
         pool_size: int = 8,
+        batches: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.workload = workload
         self.strategy = strategy
-        with strategy.scope():
+        with strategy.scope(), precision.policy(precision_name):
             self.model = workload.build_model(config)
-            self.optimizer = keras.optimizers.SGD(LEARNING_RATE, momentum=MOMENTUM)
+            self.optimizer = precision.optimizer_for(
+                precision_name, keras.optimizers.SGD(LEARNING_RATE, momentum=MOMENTUM))
             # Built inside the scope before the first step: a custom loop under a
             # collective all-reduce fails at its first traced step otherwise.
             self.optimizer.build(self.model.trainable_variables)
-        features, labels = workload.make_batches(config, pool_size)
+        self._loss_scaled = isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+        # The batches a step cycles through; callers that compare runs pass their own.
+        features, labels = batches if batches is not None else workload.make_batches(
+            config, pool_size)
+        pool_size = len(features)
         # Synthetic data lives on the device: the measured step pays no input cost.
         with tf.device(device):
             self.features = tf.constant(features)
@@ -56,10 +64,21 @@ class Trainer:
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
 
     def _loss_and_gradients(self, x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        """The loss and the gradients the optimizer takes (scaled under float16 loss scaling)."""
         with tf.GradientTape() as tape:
             outputs = self.model(x, training=True)
-            loss = tf.reduce_mean(self.workload.loss(y, outputs))
-        return loss, tape.gradient(loss, self.model.trainable_variables)
+            loss = tf.reduce_mean(tf.cast(self.workload.loss(y, outputs), tf.float32))
+            scaled = self.optimizer.scale_loss(loss) if self._loss_scaled else loss
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
+
+    def gradients(self, batch: int = 0) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        """Loss and true (unscaled) gradients at the current weights on one pool batch, through
+        the same compiled function as a training step; the weights are not updated."""
+        loss, grads = self._compute(self.features[batch], self.labels[batch])
+        if self._loss_scaled:
+            scale = tf.cast(self.optimizer.dynamic_scale, tf.float32)
+            grads = [tf.cast(g, tf.float32) / scale for g in grads]
+        return loss, grads
 
     def _replica_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         loss, grads = self._compute(x, y)

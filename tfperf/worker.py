@@ -28,7 +28,7 @@ class Progress:
     phase = "setup"  # then "compile" (first traced call), then "measure"
 
 
-def _claim_stdout() -> IO[str]:
+def claim_stdout() -> IO[str]:
     """Keep the real stdout for the protocol; everything else printed goes to stderr."""
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -36,7 +36,7 @@ def _claim_stdout() -> IO[str]:
     return channel
 
 
-def _classify(error: BaseException, phase: str) -> str:
+def classify(error: BaseException, phase: str) -> str:
     import tensorflow as tf
 
     if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
@@ -48,7 +48,7 @@ def _classify(error: BaseException, phase: str) -> str:
     return "error"
 
 
-def _check_finite(loss: float, step: int) -> None:
+def check_finite(loss: float, step: int) -> None:
     if loss != loss or loss in (float("inf"), float("-inf")):
         raise NonFiniteLoss(f"loss is {loss} at step {step}")
 
@@ -75,8 +75,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     from tfperf.workload import ModelConfig, load_module
 
     case = spec.case
-    if case["precision"] != "fp32" or case["placement"] != "default":
-        raise NotImplementedError(f"{case['precision']}/{case['placement']} is not implemented")
+    if case["placement"] != "default":
+        raise NotImplementedError(f"placement {case['placement']} is not implemented")
     tf.random.set_seed(spec.seed)
     kind = case["device_kind"].upper()
     devices = [f"/device:{kind}:{i}" for i in range(int(case["device_count"]))]
@@ -88,8 +88,11 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         strategies.load(case["strategy"]).create(devices),
         devices[0],
         xla_modes.MODES[case["xla"]].jit_compile,
+        case["precision"],
     )
-    peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], tf.float32)
+    # MFU's denominator is the matrix-product rate of the dtype the model computes in.
+    compute_dtype = tf.as_dtype(trainer.model.compute_dtype)
+    peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], compute_dtype)
     flops_per_example = trainer.flops_per_example(spec.batch_size)
 
     progress.phase = "compile"
@@ -97,14 +100,14 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     start = time.perf_counter()
     first = trainer.run_round(k)
     first_round_s = time.perf_counter() - start
-    _check_finite(first.mean_loss, k)
+    check_finite(first.mean_loss, k)
     progress.phase = "measure"
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
         result = trainer.run_round(k)
         warm_rounds.append(time.perf_counter() - start)
-        _check_finite(result.mean_loss, (r + 1) * k)
+        check_finite(result.mean_loss, (r + 1) * k)
     protocol.send(
         channel,
         protocol.READY,
@@ -128,7 +131,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
             _spin(inject)
         seconds = time.perf_counter() - start
         step += k
-        _check_finite(result.mean_loss, step)
+        check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
     protocol.send(
@@ -140,7 +143,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
 
 
 def main() -> int:
-    channel = _claim_stdout()
+    channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     progress = Progress()
     try:
@@ -151,7 +154,7 @@ def main() -> int:
         protocol.send(
             channel,
             protocol.FAILED,
-            failure=_classify(error, progress.phase),
+            failure=classify(error, progress.phase),
             message=f"{type(error).__name__}: {first_line}",
             phase=progress.phase,
         )

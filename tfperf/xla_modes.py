@@ -20,3 +20,17 @@ MODES: dict[str, XlaMode] = {
     "auto": XlaMode("auto", "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit", jit_compile=False),
     "jit": XlaMode("jit", "", jit_compile=True),
 }
+
+
+def environment(mode: str, base: dict[str, str]) -> dict[str, str]:
+    """`base` with the mode's TF_XLA_FLAGS (and none left over from the caller's shell), and
+    TensorFlow's start-up chatter kept out of the worker's log."""
+    env = dict(base)
+    env["TF_CPP_MIN_LOG_LEVEL"] = env.get("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    flags = MODES[mode].tf_xla_flags
+    if flags:
+        env["TF_XLA_FLAGS"] = flags
+    else:
+        env.pop("TF_XLA_FLAGS", None)
+    return env

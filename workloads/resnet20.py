@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.layers import FusedBatchNorm, keras_data_format
+from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
 
@@ -74,15 +74,15 @@ class ResNet20:
             for block in range(BLOCKS_PER_STAGE):
                 x = _block(x, filters, stride if block == 0 else 1, fmt)
         x = keras.layers.GlobalAveragePooling2D(data_format=keras_data_format(fmt))(x)
-        # Logits in float32 whatever the policy, so the loss is computed in full precision.
-        logits = keras.layers.Dense(CLASSES, dtype="float32")(x)
+        # Logits in full precision whatever the policy, so the loss is too.
+        logits = keras.layers.Dense(CLASSES, dtype=output_dtype())(x)
         return keras.Model(inputs, logits, name=self.name)
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
         return learnable_images(config, count)
 
     def loss(self, labels: tf.Tensor, outputs: tf.Tensor) -> tf.Tensor:
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, tf.cast(outputs, tf.float32))
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)
 
 
 WORKLOAD = ResNet20()

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.layers import FusedBatchNorm, keras_data_format
+from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
 
@@ -30,7 +30,8 @@ class TinyCNN:
         x = keras.layers.Conv2D(8, 3, padding="same", use_bias=False, data_format=fmt)(inputs)
         x = keras.layers.ReLU()(FusedBatchNorm(config.data_format)(x))
         x = keras.layers.GlobalAveragePooling2D(data_format=fmt)(x)
-        return keras.Model(inputs, keras.layers.Dense(CLASSES)(x))
+        # Logits in full precision whatever the policy.
+        return keras.Model(inputs, keras.layers.Dense(CLASSES, dtype=output_dtype())(x))
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(config.seed)

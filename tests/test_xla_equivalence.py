@@ -1,0 +1,86 @@
+"""XLA equivalence: the property passes on agreeing arms and can be shown to fail."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import pytest
+
+from tests.conftest import MakeSuite, worker_processes
+
+PROPERTY = "perf/test_xla_equivalence.py"
+
+
+def example(**overrides: object) -> str:
+    spec = {"workload": "tinycnn", "size": "tiny", "batch_size": 8, "data_format": "NHWC",
+            "precision": "fp32", "seed": 3, "steps": 2, "xla": "jit",
+            "device": "/device:CPU:0", "permute": False, "fault": None}
+    spec.update(overrides)
+    return json.dumps(spec)
+
+
+def test_agreeing_arms_pass_and_the_largest_difference_is_reported(make_suite: MakeSuite
+                                                                    ) -> None:
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest(PROPERTY, "--hypothesis-profile=ci", "--hypothesis-show-statistics")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*tfperf: XLA equivalence*", "3 examples; largest XLA vs *",
+                                 "*fp32 gradients*"])
+    assert worker_processes() == []
+
+
+def test_scaled_gradient_fails_shrinks_and_prints_a_command_that_reproduces_it(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    # Narrowed with --perf-only so that shrinking (a real training run per step) stays short.
+    result = suite.runpytest(PROPERTY, "--hypothesis-profile=ci", "--perf-xla-fault=scale_gradient",
+                             "--perf-only=xla=jit", "--perf-only=precision=fp32",
+                             "--perf-only=data_format=NHWC")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*XLA (*) and non-XLA training differ for tinycnn *",
+        "*first-step gradients differ by * (norm-wise relative*); tolerance *",
+        "*reproduce: pytest perf/test_xla_equivalence.py --perf-xla-example=*",
+    ])
+    # Shrunk to the simplest configuration: smallest batch, one step, the first seed.
+    command = re.search(r"reproduce: (pytest .*--perf-xla-fault=scale_gradient)$",
+                        result.stdout.str(), re.MULTILINE)
+    assert command is not None
+    args = shlex.split(command.group(1))[1:]
+    shrunk = json.loads(next(a for a in args if a.startswith("--perf-xla-example="))
+                        .partition("=")[2])
+    assert (shrunk["batch_size"], shrunk["steps"], shrunk["seed"]) == (4, 1, 0)
+    again = suite.runpytest(*args)
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*first-step gradients differ by *"])
+    assert worker_processes() == []
+
+
+@pytest.mark.parametrize(("fault", "expected"), [
+    ("drop_term", "*first-step gradients differ by *"),
+    ("epsilon", "*differ* by *; tolerance *"),
+    ("nan", "*XLA arm loss is nan at step 1*"),
+])
+def test_each_fault_in_the_xla_arm_fails_the_example(make_suite: MakeSuite, fault: str,
+                                                      expected: str) -> None:
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest(PROPERTY, f"--perf-xla-example={example()}",
+                             f"--perf-xla-fault={fault}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([expected])
+
+
+def test_an_arm_where_xla_did_not_run_fails(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest(PROPERTY, f"--perf-xla-example={example(xla='off')}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*XLA did not run in the xla_off arm*"])
+
+
+def test_bad_fault_name_is_one_line_listing_the_valid_ones(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest(PROPERTY, "--perf-xla-fault=typo")
+    result.stderr.fnmatch_lines(["ERROR: --perf-xla-fault: no fault 'typo'; valid: "
+                                 "scale_gradient, drop_term, epsilon, nan"])

@@ -1,0 +1,63 @@
+"""Proof that XLA ran: count XLA compilations and executions in a TensorFlow profiler trace.
+
+Asking for XLA (a flag, jit_compile=True) proves nothing: auto-clustering silently compiles
+nothing on CPU without --tf_xla_cpu_global_jit, and a cluster can fall back to TensorFlow ops.
+The profiler records what actually happened: `CpuExecutable::ExecuteAsyncOnStream` (or the
+GPU's executable) for each XLA execution and `*Compiler::Compile*` for each compilation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import tensorflow as tf
+
+
+@dataclass
+class XlaActivity:
+    executions: int = 0
+    compilations: int = 0
+
+
+def _is_execution(name: str) -> bool:
+    return name.endswith("Executable::ExecuteAsyncOnStream")
+
+
+def _is_compilation(name: str) -> bool:
+    return name.startswith(("CpuCompiler::Compile", "GpuCompiler::Compile")) or \
+        name.endswith(":_XlaCompile")
+
+
+def read(logdir: Path) -> XlaActivity:
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    activity = XlaActivity()
+    for path in sorted(logdir.rglob("*.xplane.pb")):
+        space = xplane_pb2.XSpace()
+        space.ParseFromString(path.read_bytes())
+        for plane in space.planes:
+            names = {key: meta.name for key, meta in plane.event_metadata.items()}
+            for line in plane.lines:
+                for event in line.events:
+                    name = names.get(event.metadata_id, "")
+                    activity.executions += _is_execution(name)
+                    activity.compilations += _is_compilation(name)
+    return activity
+
+
+@contextlib.contextmanager
+def traced() -> Iterator[XlaActivity]:
+    """Profile the body; the yielded XlaActivity is filled in when the body ends."""
+    activity = XlaActivity()
+    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-") as logdir:
+        tf.profiler.experimental.start(logdir)
+        try:
+            yield activity
+        finally:
+            tf.profiler.experimental.stop()
+            seen = read(Path(logdir))
+            activity.executions, activity.compilations = seen.executions, seen.compilations

@@ -38,7 +38,9 @@ BATCH, STEPS = 8, 4
 SAFETY = 10
 
 
-def _fmt(d: Differences) -> str:
+def _fmt(d: Differences | None) -> str:
+    if d is None:
+        return f"{'n/a':>26}"
     if d.non_finite:
         return "non-finite"
     return f"{d.loss:8.1e} {d.gradients:8.1e} {d.weights:8.1e}"
@@ -73,7 +75,7 @@ def main() -> None:
                             order = differences(off.trajectory(), runner.run(
                                 replace(spec, permute=True), path, first.path).trajectory())
                             exact = differences(f64.trajectory(), off.trajectory()) \
-                                if f64 else Differences()
+                                if f64 else None
                             arms = [differences(off.trajectory(), runner.run(
                                 replace(spec, xla=x), path, first.path).trajectory())
                                 for x in ("jit", "auto")]
@@ -82,7 +84,7 @@ def main() -> None:
                                   f"{_fmt(arms[1])}", flush=True)
                             for kind in ("loss", "gradients", "weights"):
                                 floors.setdefault(f"{precision} {kind}", []).extend(
-                                    [getattr(order, kind), getattr(exact, kind)])
+                                    getattr(d, kind) for d in (order, exact) if d is not None)
                                 xla_worst.setdefault((f"{precision} {kind}", workload.name),
                                                      []).extend(getattr(a, kind) for a in arms)
         finally:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tfperf.arms import ArmRunner
 from tfperf.equivalence import ArmSpec, Differences, differences, problems
-from tfperf.tolerances import TOLERANCES
+from tfperf.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
 
 BATCH_SIZES = (4, 8, 16)
@@ -103,7 +103,7 @@ class EquivalenceCheck:
         found = differences(reference.trajectory(), candidate.trajectory())
         if not found.non_finite and not self.fault:
             self._note(spec, found)
-        lines += problems(found, TOLERANCES[spec.precision])
+        lines += problems(found, tolerance(spec.workload, spec.precision))
         if lines:
             fault = f" --perf-xla-fault={self.fault}" if self.fault else ""
             raise EquivalenceFailure(

@@ -23,6 +23,8 @@ def test_mixed_precision_cases_train_and_measure_against_their_dtype_peak(
     assert set(infos) == {"mixed_bf16", "mixed_fp16"}
     for info in infos.values():
         assert info["loss_last"] < info["loss_first"]
+        # A CPU case's GPU telemetry says why it is absent, never zeros.
+        assert info["gpu_telemetry"] == {"unavailable": "unavailable: a CPU case uses no GPU"}
     # MFU's denominator is the matrix-product rate of each policy's compute dtype, measured
     # separately: bf16 and fp16 products do not run at the same rate as each other.
     assert infos["mixed_bf16"]["peak_flops_per_device"] != infos["mixed_fp16"]["peak_flops_per_device"]

@@ -3,6 +3,7 @@ recorded and judged. Always report, then fail: extra_info is complete before any
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ import numpy as np
 from tfperf import xla_modes
 from tfperf.baseline import BaselineStore, Comparison
 from tfperf.failures import CaseFailure
+from tfperf.gpu_telemetry import Sampler
 from tfperf.matrix import Case
 from tfperf.options import PerfOptions
 from tfperf.protocol import WorkerSpec
@@ -78,6 +80,15 @@ class CaseRunner:
             peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
         )
 
+    def _telemetry(self, case: Case) -> contextlib.AbstractContextManager[Sampler | None]:
+        """NVML sampling of the case's GPUs during the measured rounds; none for CPU cases."""
+        if case.device_kind != "gpu":
+            return contextlib.nullcontext()
+        visible = worker_env(case, dict(os.environ))["CUDA_VISIBLE_DEVICES"].split(",")
+        # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
+        # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
+        return Sampler([int(i) for i in visible if i.isdigit()])
+
     def _inject_fraction(self, case: Case) -> float:
         injection = self.options.injection
         if injection is None or injection.pattern not in case.id:
@@ -107,7 +118,10 @@ class CaseRunner:
                     worker_rounds.append(message["seconds"])
                     losses.append(message["loss"])
 
-                benchmark.pedantic(one_round, rounds=self.options.rounds, iterations=1)
+                with self._telemetry(case) as sampler:
+                    benchmark.pedantic(one_round, rounds=self.options.rounds, iterations=1)
+                info["gpu_telemetry"] = sampler.summary() if sampler else {
+                    "unavailable": "unavailable: a CPU case uses no GPU"}
                 finished = worker.finish()
         except CaseFailure as failure:
             record.failure = failure

@@ -1,0 +1,43 @@
+"""NVML telemetry: summaries per GPU from a fake NVML, and a stated reason without a driver."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.fake_nvml import FakeNvml
+from tfperf.gpu_telemetry import Sampler
+
+
+def test_summaries_per_gpu_from_the_fake_nvml() -> None:
+    nvml = FakeNvml()
+    with Sampler([0, 1], interval_s=0.01, nvml=nvml) as sampler:
+        time.sleep(0.3)
+    assert not nvml.initialised  # shut down when the phase ended
+    summary = sampler.summary()
+    gpu0, gpu1 = summary["gpu0"], summary["gpu1"]
+    assert gpu0["samples"] >= 8
+    assert gpu0["sm_utilization_percent"]["max"] == 80.0
+    assert gpu0["sm_utilization_percent"]["p10"] >= 20.0
+    assert 35.0 <= gpu0["sm_utilization_percent"]["mean"] <= 65.0
+    assert gpu0["power_w"]["mean"] == 300.0 and gpu0["power_limit_w"]["max"] == 700.0
+    assert gpu0["pcie_tx_bytes_per_s"]["mean"] == 1000.0 * 1024
+    assert gpu0["throttle_reasons"] == ["sw_thermal_slowdown"]
+    assert gpu1["sm_utilization_percent"]["max"] == 0.0
+    assert gpu1["pcie_rx_bytes_per_s"] == "unavailable: Not Supported"
+    assert gpu1["throttle_reasons"] == []
+
+
+def test_without_a_driver_the_summary_says_why_never_zeros() -> None:
+    # The real nvidia-ml-py on this machine, which has no NVIDIA driver.
+    with Sampler([0]) as sampler:
+        pass
+    summary = sampler.summary()
+    assert list(summary) == ["unavailable"]
+    assert summary["unavailable"].startswith("unavailable: no NVIDIA driver (")
+
+
+def test_a_bad_interval_is_refused() -> None:
+    with pytest.raises(ValueError, match="interval must be above 0 s"):
+        Sampler([0], interval_s=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from tests.conftest import MakeSuite
 
@@ -25,6 +26,11 @@ def test_mixed_precision_cases_train_and_measure_against_their_dtype_peak(
         assert info["loss_last"] < info["loss_first"]
         # A CPU case's GPU telemetry says why it is absent, never zeros.
         assert info["gpu_telemetry"] == {"unavailable": "unavailable: a CPU case uses no GPU"}
+        # What the worker used instead: cores kept busy, resident peak, TF allocator peak.
+        worker = info["worker"]
+        assert 0.05 < worker["cpu_cores_busy"] <= len(os.sched_getaffinity(0)) + 0.5
+        assert worker["peak_rss_bytes"] > 300 * 2**20  # TensorFlow alone takes about 525 MiB
+        assert worker["allocator_peak_bytes"] == info["peak_memory_bytes"]
     # MFU's denominator is the matrix-product rate of each policy's compute dtype, measured
     # separately: bf16 and fp16 products do not run at the same rate as each other.
     assert infos["mixed_bf16"]["peak_flops_per_device"] != infos["mixed_fp16"]["peak_flops_per_device"]

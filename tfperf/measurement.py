@@ -154,6 +154,9 @@ class CaseRunner:
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],
             "peak_memory_bytes": finished["peak_memory_bytes"],
+            "worker": {"cpu_cores_busy": finished["cpu_cores_busy"],
+                       "peak_rss_bytes": finished["peak_rss_bytes"],
+                       "allocator_peak_bytes": finished["peak_memory_bytes"]},
             "worker_round_s": worker_rounds,
             # Round time seen by pytest over round time seen inside the worker, minus one:
             # what running the case in another process costs the measurement.

@@ -68,6 +68,17 @@ def _peak_memory(device: str) -> int | None:
         return None
 
 
+def _peak_rss() -> int | None:
+    """The process's peak resident set (VmHWM), in bytes."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None:
     import tensorflow as tf
 
@@ -120,16 +131,20 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     )
     step = spec.warmup_rounds * k
     last_loss = first.mean_loss
+    measured_s = measured_cpu_s = 0.0
     for line in sys.stdin:
         command = protocol.parse(line)
         if command["kind"] == protocol.FINISH:
             break
         inject = float(command.get("inject_seconds", 0.0))
         start = time.perf_counter()
+        cpu_start = time.process_time()
         result = trainer.run_round(k)
         if inject:
             _spin(inject)
         seconds = time.perf_counter() - start
+        measured_s += seconds
+        measured_cpu_s += time.process_time() - cpu_start
         step += k
         check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
@@ -139,6 +154,9 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         protocol.FINISHED,
         loss_last=last_loss,
         peak_memory_bytes=_peak_memory(devices[0].replace("/device:", "")),
+        # All threads of this process (TF's pools included) over the measured rounds' wall time.
+        cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
+        peak_rss_bytes=_peak_rss(),
     )
 
 

@@ -55,8 +55,7 @@ class EquivalenceCheck:
 
         precisions = allowed("precision", self.precisions)
         names = sorted(n for n, w in self.workloads.items()
-                       if allowed("precision", w.precisions) and set(w.precisions) & set(precisions)
-                       and allowed("data_format", w.data_formats))
+                       if set(w.precisions) & set(precisions) and allowed("data_format", w.data_formats))
         modes = allowed("xla", XLA_MODES)
         if not names or not modes:
             raise ValueError("--perf-only leaves no XLA equivalence example to draw (it needs "

@@ -80,11 +80,12 @@ class CaseRunner:
             peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
         )
 
-    def _telemetry(self, case: Case) -> contextlib.AbstractContextManager[Sampler | None]:
+    def _telemetry(self, case: Case, env: dict[str, str]
+                   ) -> contextlib.AbstractContextManager[Sampler | None]:
         """NVML sampling of the case's GPUs during the measured rounds; none for CPU cases."""
         if case.device_kind != "gpu":
             return contextlib.nullcontext()
-        visible = worker_env(case, dict(os.environ))["CUDA_VISIBLE_DEVICES"].split(",")
+        visible = env["CUDA_VISIBLE_DEVICES"].split(",")
         # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
         # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
         return Sampler([int(i) for i in visible if i.isdigit()])
@@ -106,7 +107,8 @@ class CaseRunner:
         worker_rounds: list[float] = []
         losses: list[float] = []
         try:
-            with Worker(spec.to_json(), worker_env(case, dict(os.environ)), self.options.timeout_s,
+            env = worker_env(case, dict(os.environ))
+            with Worker(spec.to_json(), env, self.options.timeout_s,
                         self.log_dir / f"{case.id}.log") as worker:
                 ready = worker.wait_ready()
                 self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
@@ -118,7 +120,7 @@ class CaseRunner:
                     worker_rounds.append(message["seconds"])
                     losses.append(message["loss"])
 
-                with self._telemetry(case) as sampler:
+                with self._telemetry(case, env) as sampler:
                     benchmark.pedantic(one_round, rounds=self.options.rounds, iterations=1)
                 info["gpu_telemetry"] = sampler.summary() if sampler else {
                     "unavailable": "unavailable: a CPU case uses no GPU"}

@@ -77,7 +77,7 @@ class Worker:
                 start_new_session=True,
             )
         if self.hello is not None:
-            self._send(self.hello)
+            self.send(self.hello)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -110,9 +110,6 @@ class Worker:
                 stream.close()
 
     def send(self, line: str) -> None:
-        self._send(line)
-
-    def _send(self, line: str) -> None:
         assert self._process is not None and self._process.stdin is not None
         try:
             self._process.stdin.write(line.encode() + b"\n")
@@ -179,10 +176,10 @@ class Worker:
 
     def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:
         self.phase = "measuring"
-        self._send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
+        self.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
         return self.expect(protocol.ROUND_DONE)
 
     def finish(self) -> dict[str, Any]:
         self.phase = "finishing"
-        self._send(protocol.encode(protocol.FINISH))
+        self.send(protocol.encode(protocol.FINISH))
         return self.expect(protocol.FINISHED)

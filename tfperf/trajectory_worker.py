@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 from tfperf import protocol
-from tfperf.worker import Progress, claim_stdout, classify
+from tfperf.worker import claim_stdout, classify
 
 ARM = "arm"
 ARM_DONE = "arm_done"
@@ -24,7 +24,6 @@ def main() -> int:
 
     for line in sys.stdin:
         request = protocol.parse(line)
-        progress = Progress()
         try:
             activity = trajectory.run(
                 equivalence.ArmSpec.from_json(request["spec"]),
@@ -35,7 +34,7 @@ def main() -> int:
         except Exception as error:
             traceback.print_exc()
             first_line = (str(error).strip().splitlines() or [""])[0]
-            protocol.send(channel, protocol.FAILED, failure=classify(error, progress.phase),
+            protocol.send(channel, protocol.FAILED, failure=classify(error, "setup"),
                           message=f"{type(error).__name__}: {first_line}", phase="setup")
             continue
         protocol.send(channel, ARM_DONE, xla_executions=activity.executions,

@@ -48,7 +48,7 @@ def classify(error: BaseException, phase: str) -> str:
     return "error"
 
 
-def check_finite(loss: float, step: int) -> None:
+def _check_finite(loss: float, step: int) -> None:
     if loss != loss or loss in (float("inf"), float("-inf")):
         raise NonFiniteLoss(f"loss is {loss} at step {step}")
 
@@ -111,14 +111,14 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     start = time.perf_counter()
     first = trainer.run_round(k)
     first_round_s = time.perf_counter() - start
-    check_finite(first.mean_loss, k)
+    _check_finite(first.mean_loss, k)
     progress.phase = "measure"
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
         result = trainer.run_round(k)
         warm_rounds.append(time.perf_counter() - start)
-        check_finite(result.mean_loss, (r + 1) * k)
+        _check_finite(result.mean_loss, (r + 1) * k)
     protocol.send(
         channel,
         protocol.READY,
@@ -146,7 +146,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         measured_s += seconds
         measured_cpu_s += time.process_time() - cpu_start
         step += k
-        check_finite(result.mean_loss, step)
+        _check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
     protocol.send(

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.synthetic import learnable_images
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
 
@@ -46,17 +47,6 @@ def image_shape(data_format: str) -> tuple[int, int, int]:
     return (3, 32, 32) if data_format == "NCHW" else (32, 32, 3)
 
 
-def learnable_images(config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """One fixed random template per class plus noise: separable, so the loss must fall."""
-    rng = np.random.default_rng(config.seed)
-    templates = rng.standard_normal((CLASSES, 32, 32, 3), dtype=np.float32)
-    labels = rng.integers(0, CLASSES, size=(count, config.batch_size), dtype=np.int32)
-    images = templates[labels] + rng.standard_normal((*labels.shape, 32, 32, 3), dtype=np.float32)
-    if config.data_format == "NCHW":
-        images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
-    return images, labels
-
-
 class ResNet20:
     name = "resnet20"
     data_formats = ("NHWC", "NCHW")
@@ -79,7 +69,7 @@ class ResNet20:
         return keras.Model(inputs, logits, name=self.name)
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
-        return learnable_images(config, count)
+        return learnable_images(config, count, CLASSES, 32)
 
     def loss(self, labels: tf.Tensor, outputs: tf.Tensor) -> tf.Tensor:
         return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)

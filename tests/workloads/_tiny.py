@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.synthetic import learnable_images
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
 
@@ -34,14 +35,7 @@ class TinyCNN:
         return keras.Model(inputs, keras.layers.Dense(CLASSES, dtype=output_dtype())(x))
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
-        rng = np.random.default_rng(config.seed)
-        templates = rng.standard_normal((CLASSES, 8, 8, 3), dtype=np.float32)
-        labels = rng.integers(0, CLASSES, size=(count, config.batch_size), dtype=np.int32)
-        images = templates[labels] + 0.5 * rng.standard_normal(
-            (*labels.shape, 8, 8, 3), dtype=np.float32)
-        if config.data_format == "NCHW":
-            images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
-        return images, labels
+        return learnable_images(config, count, CLASSES, 8, noise=0.5)
 
     def loss(self, labels: tf.Tensor, outputs: Any) -> tf.Tensor:
         return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)

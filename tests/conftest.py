@@ -39,6 +39,8 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
         folder = pytester.path / "workloads"
         folder.mkdir()
         shutil.copy(TEST_WORKLOADS / "_tiny.py", folder)
+        for helper in (REPO / "workloads").glob("_*.py"):
+            shutil.copy(helper, folder)
         for name in workloads:
             source = TEST_WORKLOADS / f"{name}.py"
             if not source.exists():

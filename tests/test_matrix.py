@@ -10,10 +10,10 @@ from tfperf.tiers import Tier
 from tfperf.workload import WorkloadInfo
 
 
-def info(name: str = "w", formats: tuple[str, ...] = ("NHWC", "NCHW"), towers: bool = False
-         ) -> WorkloadInfo:
+def info(name: str = "w", formats: tuple[str, ...] = ("NHWC", "NCHW"), towers: bool = False,
+         smoke_matrix: bool = True, preprocessing: bool = True) -> WorkloadInfo:
     return WorkloadInfo(name, Path(f"{name}.py"), formats, ("fp32", "mixed_bf16", "mixed_fp16"),
-                        towers, Tier.SMOKE, {"tiny": 8, "full": 8})
+                        towers, Tier.SMOKE, {"tiny": 8, "full": 8}, smoke_matrix, preprocessing)
 
 
 CPU_ONLY = Machine("Linux", "3.11", "2.21.0", "Xeon", 2, (), "no NVIDIA driver")
@@ -22,8 +22,9 @@ FOUR_GPUS = Machine("Linux", "3.11", "2.21.0", "EPYC", 64,
 
 
 def test_every_axis_value_is_in_the_id() -> None:
-    case = matrix.Case("resnet20", "gpu", 2, "jit", "NCHW", "default", "replicated", "mixed_bf16")
-    assert case.id == "resnet20-gpu2-xla_jit-NCHW-default-replicated-mixed_bf16"
+    case = matrix.Case("resnet20", "gpu", 2, "jit", "NCHW", "default", "replicated", "mixed_bf16",
+                       "tfrecord", "device")
+    assert case.id == "resnet20-gpu2-xla_jit-NCHW-default-replicated-mixed_bf16-tfrecord-prep_device"
 
 
 def test_invalid_combinations_are_never_generated() -> None:
@@ -36,6 +37,37 @@ def test_invalid_combinations_are_never_generated() -> None:
                 and c.placement == "default"]
     assert not [c for c in cases if c.placement == "towers_split" and c.workload == "w"]
     assert [c for c in cases if c.placement == "towers_split" and c.workload == "t"]
+    on_device = {c.input for c in cases if c.preprocess == "device"}
+    assert on_device == {"tfrecord"}
+
+
+def test_preprocessing_on_the_device_needs_something_to_preprocess() -> None:
+    raw = info("raw", preprocessing=False)
+    case = matrix.Case("raw", "cpu", 1, "off", "NHWC", "default", "single", "fp32", "tfrecord",
+                       "device")
+    assert matrix.invalid_reason(case, raw) == (
+        "raw stores its data ready to train: nothing to preprocess")
+
+
+def test_smoke_varies_one_axis_at_a_time_of_the_reference_workload_only() -> None:
+    workloads = {"ref": info("ref"), "other": info("other", smoke_matrix=False)}
+    smoke = [c for c in matrix.generate(workloads, Tier.SMOKE) if c.device_kind == "cpu"]
+    other = [c for c in smoke if c.workload == "other"]
+    assert [c.id for c in other] == ["other-cpu1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"]
+    ref = [c for c in smoke if c.workload == "ref"]
+    assert all(matrix.varied_factors(c, workloads["ref"]) <= 1 for c in ref)
+    # Every smoke value of every varied axis appears once in the reference's cases.
+    for axis in matrix.VARIED_IN_SMOKE:
+        smoke_values = {v for v, t in matrix.AXIS_BY_NAME[axis].values.items() if t == Tier.SMOKE}
+        seen = {getattr(c, axis) for c in ref}
+        assert seen == smoke_values - ({"towers_split"} if axis == "placement" else set()), axis
+    # What smoke leaves out of the product still runs at nightly.
+    nightly = set(matrix.generate(workloads, Tier.NIGHTLY))
+    assert matrix.Case("ref", "cpu", 1, "jit", "NCHW", "default", "single", "fp32") in nightly
+    assert matrix.Case("other", "cpu", 1, "jit", "NHWC", "default", "single", "fp32") in nightly
+    # Input and preprocessing vary together: one factor.
+    assert matrix.Case("ref", "cpu", 1, "off", "NHWC", "default", "single", "fp32", "tfrecord",
+                       "device") in smoke
 
 
 def test_tiers_nest_and_only_restricts() -> None:
@@ -45,6 +77,7 @@ def test_tiers_nest_and_only_restricts() -> None:
     full = set(matrix.generate(workloads, Tier.FULL))
     assert smoke < nightly < full
     assert {c.xla for c in smoke} == {"off", "jit"}
+    assert {c.input for c in smoke} == {"synthetic", "tfrecord", "feed"}
     only = set(matrix.generate(workloads, Tier.FULL, {"xla": ("auto",), "device_kind": ("gpu",)}))
     assert only and all(c.xla == "auto" and c.device_kind == "gpu" for c in only)
 

@@ -18,13 +18,16 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
     """
 
     def __init__(self, data_format: str, momentum: float = 0.9, epsilon: float = 1e-3,
-                 **kwargs: Any) -> None:
+                 zero_gamma: bool = False, **kwargs: Any) -> None:
         # The kernel takes float32 statistics whatever the activations' dtype: under a mixed
         # policy the variables must not be cast to the compute dtype when read.
         super().__init__(autocast=False, **kwargs)
         self.data_format = data_format
         self.momentum = momentum
         self.epsilon = epsilon
+        # A residual branch's last batch norm may start at zero, so each block starts as the
+        # identity (Goyal et al. 2017): deep ResNets then train stably from the first step.
+        self.gamma_initializer = "zeros" if zero_gamma else "ones"
         self.axis = 1 if data_format == "NCHW" else -1
 
     def build(self, input_shape: tuple[int, ...]) -> None:
@@ -32,7 +35,8 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
         # Statistics and parameters in float32 under every mixed policy (the kernel's scale
         # and offset must be float32 for float16 inputs); float64 only for the reference.
         dtype = "float64" if self.compute_dtype == "float64" else "float32"
-        self.gamma = self.add_weight(shape=channels, initializer="ones", name="gamma", dtype=dtype)
+        self.gamma = self.add_weight(shape=channels, initializer=self.gamma_initializer,
+                                     name="gamma", dtype=dtype)
         self.beta = self.add_weight(shape=channels, initializer="zeros", name="beta", dtype=dtype)
         self.moving_mean = self.add_weight(
             shape=channels, initializer="zeros", trainable=False, name="moving_mean", dtype=dtype

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from tfperf.tiers import Tier
 from tfperf.workload import WorkloadInfo
@@ -58,6 +58,17 @@ AXES: tuple[Axis, ...] = (
         {"fp32": Tier.SMOKE, "mixed_bf16": Tier.NIGHTLY, "mixed_fp16": Tier.NIGHTLY},
         "Keras mixed-precision policy",
     ),
+    Axis(
+        "input",
+        {"synthetic": Tier.SMOKE, "tfrecord": Tier.SMOKE, "feed": Tier.SMOKE},
+        "batches already on the device (synthetic), read from TFRecord files with tf.data "
+        "(tfrecord), or host arrays fed at every step (feed)",
+    ),
+    Axis(
+        "preprocess",
+        {"host": Tier.SMOKE, "device": Tier.SMOKE},
+        "where a pipeline's preprocessing runs: the host CPU (the seeds' advice) or the device",
+    ),
 )
 AXIS_BY_NAME: dict[str, Axis] = {axis.name: axis for axis in AXES}
 
@@ -72,6 +83,8 @@ class Case:
     placement: str
     strategy: str
     precision: str
+    input: str = "synthetic"
+    preprocess: str = "host"
 
     @property
     def id(self) -> str:
@@ -84,6 +97,8 @@ class Case:
                 self.placement,
                 self.strategy,
                 self.precision,
+                self.input,
+                f"prep_{self.preprocess}",
             )
         )
 
@@ -91,11 +106,46 @@ class Case:
         return {f.name: str(getattr(self, f.name)) for f in fields(self)}
 
     def tier(self, workloads: Mapping[str, WorkloadInfo]) -> Tier:
-        """The lowest tier this case belongs to: the highest tier among its values."""
+        """The lowest tier this case belongs to: the highest tier among its values, raised to
+        nightly where the smoke tier does not take the case (`_smoke_takes`)."""
         values = self.axis_values()
-        tiers = [AXIS_BY_NAME[name].values[values[name]] for name in AXIS_BY_NAME]
-        tiers.append(workloads[self.workload].tier)
-        return max(tiers)
+        info = workloads[self.workload]
+        tier = max([AXIS_BY_NAME[name].values[values[name]] for name in AXIS_BY_NAME]
+                   + [info.tier])
+        if tier == Tier.SMOKE and not _smoke_takes(self, info):
+            return Tier.NIGHTLY
+        return tier
+
+
+# The factors a smoke case may vary away from its workload's default case, each one or more
+# axes that only vary together (preprocessing is placed only where a pipeline has some).
+# Device kind and count are the runner's, not a choice; a strategy or a model-parallel
+# placement brings its own device count.
+SMOKE_FACTORS: tuple[tuple[str, ...], ...] = (
+    ("xla",), ("data_format",), ("placement",), ("strategy",), ("precision",),
+    ("input", "preprocess"),
+)
+VARIED_IN_SMOKE = tuple(axis for factor in SMOKE_FACTORS for axis in factor)
+
+
+def default_case(case: Case, workload: WorkloadInfo) -> Case:
+    """The case with every varied axis at its first value that applies to the workload."""
+    return replace(case, xla=next(iter(AXIS_BY_NAME["xla"].values)),
+                   data_format=workload.data_formats[0], placement="default",
+                   strategy="single", precision="fp32", input="synthetic", preprocess="host")
+
+
+def _smoke_takes(case: Case, workload: WorkloadInfo) -> bool:
+    """The smoke tier must cover every axis value in minutes, not their product: the reference
+    workload (smoke_matrix) varies one axis at a time from its default case; every other
+    workload runs its default case only."""
+    return varied_factors(case, workload) <= (1 if workload.smoke_matrix else 0)
+
+
+def varied_factors(case: Case, workload: WorkloadInfo) -> int:
+    default = default_case(case, workload)
+    return sum(any(getattr(case, axis) != getattr(default, axis) for axis in factor)
+               for factor in SMOKE_FACTORS)
 
 
 # A validity rule says why a combination is meaningless, or None when it is fine.
@@ -135,8 +185,19 @@ def _placement_fits(case: Case, workload: WorkloadInfo) -> str | None:
     return None
 
 
+def _preprocessing_exists(case: Case, workload: WorkloadInfo) -> str | None:
+    if case.preprocess == "host":
+        return None
+    if case.input != "tfrecord":
+        return f"{case.input} input has no preprocessing to place on the device"
+    if not workload.preprocessing:
+        return f"{workload.name} stores its data ready to train: nothing to preprocess"
+    return None
+
+
 VALIDITY_RULES: tuple[ValidityRule, ...] = (
     _format_applies,
+    _preprocessing_exists,
     _precision_applies,
     _strategy_fits_devices,
     _placement_fits,
@@ -163,8 +224,9 @@ def generate(
         chosen = only.get(axis.name, list(axis.values))
         value_lists.append([v for v in axis.values if v in chosen])
     for combo in itertools.product(*value_lists):
-        workload, kind, count, xla, fmt, placement, strategy, precision = combo
-        case = Case(workload, kind, int(count), xla, fmt, placement, strategy, precision)
+        workload, kind, count, xla, fmt, placement, strategy, precision, source, prep = combo
+        case = Case(workload, kind, int(count), xla, fmt, placement, strategy, precision,
+                    source, prep)
         info = workloads[workload]
         if invalid_reason(case, info) is None and case.tier(workloads) <= tier:
             yield case

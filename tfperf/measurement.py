@@ -50,6 +50,30 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
+def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec: float
+                   ) -> dict[str, Any]:
+    """What the input pipeline costs: its rate alone, the step's rate without it, and whether
+    the case was input-bound (the pipeline alone slower than the step consumes)."""
+    pipeline, step = finished["pipeline_examples_per_sec"], finished["step_examples_per_sec"]
+    return {
+        "input": spec.case["input"],
+        "pipeline_examples_per_sec": pipeline,
+        "step_examples_per_sec": step,
+        "input_bound": pipeline is not None and step is not None and pipeline < step,
+        "fraction_of_step_alone": examples_per_sec / step if step else None,
+    }
+
+
+def _bandwidth_figures(ready: dict[str, Any], examples_per_sec: float) -> dict[str, Any]:
+    """Achieved bytes/s of a memory-bound workload against the copy rate measured this session."""
+    if "bytes_per_example" not in ready:
+        return {}
+    achieved = float(ready["bytes_per_example"]) * examples_per_sec
+    return {"bytes_per_example": ready["bytes_per_example"], "bytes_per_sec": achieved,
+            "copy_bytes_per_sec": ready["copy_bytes_per_sec"],
+            "fraction_of_copy_rate": achieved / float(ready["copy_bytes_per_sec"])}
+
+
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
                  baselines: BaselineStore, log_dir: Path) -> None:
@@ -60,6 +84,7 @@ class CaseRunner:
         # Matrix-product rate per (device kind, dtype): measured by the first worker that
         # needs it, reused by the rest of the session.
         self.peak_flops: dict[tuple[str, str], float] = {}
+        self.copy_rate: dict[str, float] = {}  # per device kind, the same way
         self.records: list[CaseRecord] = []
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
@@ -74,10 +99,13 @@ class CaseRunner:
             case=case.axis_values(),
             workload_path=str(info.path),
             size=size,
-            batch_size=self.options.batch_size or info.batch_sizes[size],
+            batch_size=self.options.batch_size or info.batch_size(size, case.precision),
             warmup_rounds=self.options.warmup_rounds,
             steps_per_round=self.options.steps_per_round,
             peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
+            copy_bytes_per_sec=self.copy_rate.get(case.device_kind),
+            cache_dir=str(self.options.cache_dir),
+            file_layout=self.options.file_layout,
         )
 
     def _telemetry(self, case: Case, env: dict[str, str]
@@ -112,6 +140,8 @@ class CaseRunner:
                         self.log_dir / f"{case.id}.log") as worker:
                 ready = worker.wait_ready()
                 self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
+                if "copy_bytes_per_sec" in ready:
+                    self.copy_rate[case.device_kind] = ready["copy_bytes_per_sec"]
                 warm = ready["warm_round_s"] or [ready["first_round_s"]]
                 inject = self._inject_fraction(case) * float(np.median(warm))
 
@@ -147,11 +177,15 @@ class CaseRunner:
         outer = list(stats.stats.data) if stats is not None else []
         return {
             "examples_per_sec": examples_per_sec,
+            **_input_figures(spec, finished, examples_per_sec),
+            **_bandwidth_figures(ready, examples_per_sec),
             "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
                             "p90": _percentile(steps, 90)},
             "compile_s": max(0.0, ready["first_round_s"] - median_round),
             "flops_per_example": flops_per_example,
-            "mfu": flops_per_example * examples_per_sec / peak,
+            # A memory-bound workload has no matrix products to rate: judged by bandwidth.
+            "mfu": None if "bytes_per_example" in ready
+            else flops_per_example * examples_per_sec / peak,
             "peak_flops_per_device": float(ready["peak_flops"]),
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],

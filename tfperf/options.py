@@ -14,6 +14,7 @@ import pytest
 
 from tfperf.equivalence import FAULTS, ArmSpec
 from tfperf.matrix import AXIS_BY_NAME
+from tfperf.pipelines import FILE_LAYOUTS
 from tfperf.tiers import MEASUREMENT, Tier
 
 DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
@@ -39,6 +40,8 @@ class PerfOptions:
     timeout_s: float
     threshold: float  # a fraction: 0.1 fails a case 10% slower than its baseline
     workloads_dir: Path
+    cache_dir: Path  # generated input files (TFRecord), kept across sessions
+    file_layout: str  # TFRecord files: many_small or few_large
     injection: Injection | None = None
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -56,6 +59,11 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-warmup-rounds", metavar="N",
                     help="Rounds run before measuring, for tracing, compilation and autotuning.")
     group.addoption("--perf-rounds", metavar="N", help="Measured rounds per case.")
+    group.addoption("--perf-cache-dir", metavar="DIR", default=".perf-results/cache",
+                    help="Where generated input files (TFRecord) are kept and reused "
+                         "(default: .perf-results/cache).")
+    group.addoption("--perf-tfrecord-files", metavar="LAYOUT", default="few_large",
+                    help=f"TFRecord file layout: {' or '.join(FILE_LAYOUTS)} (default: few_large).")
     group.addoption("--perf-steps-per-round", metavar="K",
                     help="Training steps per round; the host synchronises once per round.")
     group.addoption("--perf-timeout", metavar="SECONDS",
@@ -142,6 +150,13 @@ def _fault(text: str) -> str:
     return text
 
 
+def _layout(text: str) -> str:
+    if text not in FILE_LAYOUTS:
+        raise ValueError(f"--perf-tfrecord-files: no layout {text!r}; valid: "
+                         f"{', '.join(FILE_LAYOUTS)}")
+    return text
+
+
 def _example(text: str) -> ArmSpec:
     try:
         return ArmSpec.from_json(text)
@@ -177,6 +192,8 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             threshold=_threshold(get("perf_threshold")) if get("perf_threshold")
             else DEFAULT_THRESHOLD,
             workloads_dir=workloads_dir,
+            cache_dir=Path(config.rootpath, get("perf_cache_dir")),
+            file_layout=_layout(get("perf_tfrecord_files")),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,

@@ -34,3 +34,31 @@ def matmul_flops_per_second(device: str, dtype: tf.DType) -> float:
             chain(a).numpy()
             best = min(best, time.perf_counter() - start)
     return 2 * n**3 * calls / best
+
+
+COPY_BYTES = {"CPU": 64 << 20, "GPU": 1 << 30}
+COPIES = 4
+
+
+def copy_bytes_per_second(device: str) -> float:
+    """The device's memory copy rate, bytes read plus written per second: best of REPEATS
+    timings of COPIES chained device-to-device copies (DeepCopy, so none is elided) of a
+    buffer far larger than the caches. The yardstick of memory-bound workloads."""
+    kind = "GPU" if "GPU" in device.upper() else "CPU"
+    nbytes = COPY_BYTES[kind]
+    with tf.device(device):
+        x = tf.random.uniform((nbytes // 4,), dtype=tf.float32)
+
+        @tf.function  # type: ignore[untyped-decorator]
+        def chain(x: tf.Tensor) -> tf.Tensor:
+            for _ in range(COPIES):
+                x = tf.raw_ops.DeepCopy(x=x)
+            return x[0]
+
+        chain(x).numpy()
+        best = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            chain(x).numpy()
+            best = min(best, time.perf_counter() - start)
+    return 2 * nbytes * COPIES / best

@@ -22,8 +22,12 @@ class WorkerSpec:
     warmup_rounds: int
     steps_per_round: int
     seed: int = 0
+    cache_dir: str = ".perf-results/cache"
+    file_layout: str = "few_large"
     # The device's matrix-product rate, once some worker of this session has measured it.
     peak_flops: float | None = None
+    # The same for the device's memory copy rate (memory-bound workloads only).
+    copy_bytes_per_sec: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

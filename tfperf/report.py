@@ -33,7 +33,8 @@ def _row(record: CaseRecord) -> list[str]:
         f"{base:.1f}" if base else "",
         f"{change:+.1%}" if change is not None else "",
         f"{step * 1e3:.1f}" if step else "",
-        f"{mfu:.1%}" if mfu else "",
+        f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
+                                  else ""),
         f"{compile_s:.1f}" if compile_s is not None else "",
         loss,
     ]

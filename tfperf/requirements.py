@@ -5,7 +5,7 @@ Each reason says what is missing, so a skipped case is never mistaken for a pass
 
 from __future__ import annotations
 
-from tfperf import strategies
+from tfperf import pipelines, strategies
 from tfperf.machine import Machine
 from tfperf.matrix import Case
 
@@ -30,6 +30,8 @@ def _devices(case: Case, machine: Machine) -> str | None:
 def _implemented(case: Case) -> str | None:
     if case.strategy not in strategies.available():
         return f"variable strategy {case.strategy} is not implemented yet"
+    if case.input not in pipelines.available():
+        return f"input pipeline {case.input} is not implemented yet"
     if case.placement not in IMPLEMENTED_PLACEMENTS:
         return f"placement {case.placement} is not implemented yet"
     if case.precision not in IMPLEMENTED_PRECISIONS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tfperf.workload import ModelConfig
@@ -19,3 +21,21 @@ def learnable_images(config: ModelConfig, count: int, classes: int, size: int,
     if config.data_format == "NCHW":
         images = np.ascontiguousarray(images.transpose(0, 1, 4, 2, 3))
     return images, labels
+
+
+# uint8 storage of the learnable images (values of a few standard deviations around 0).
+_PIXEL_SCALE = 32.0
+_PIXEL_ZERO = 128.0
+
+
+class ImageBytes:
+    """Preprocessing for image workloads (tfperf.workload.Preprocessed): images are stored as
+    uint8, as CIFAR and ImageNet records are, and preprocessing casts and rescales them."""
+
+    def encode(self, features: np.ndarray) -> np.ndarray:
+        return np.clip(np.rint(features * _PIXEL_SCALE + _PIXEL_ZERO), 0, 255).astype(np.uint8)
+
+    def preprocess(self, stored: Any) -> Any:
+        import tensorflow as tf
+
+        return (tf.cast(stored, tf.float32) - _PIXEL_ZERO) / _PIXEL_SCALE

@@ -8,6 +8,7 @@ jit_compile in XLA `jit` mode), then applies the gradients outside XLA: compilin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +19,7 @@ import tensorflow as tf
 from tfperf import flops, precision
 from tfperf.workload import ModelConfig, Workload
 
-LEARNING_RATE = 0.05
-MOMENTUM = 0.9
+Preprocess = Callable[[tf.Tensor], tf.Tensor]
 
 
 @dataclass
@@ -41,11 +41,12 @@ class Trainer:
         batches: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.workload = workload
+        self.config = config
+        self.device = device
         self.strategy = strategy
         with strategy.scope(), precision.policy(precision_name):
             self.model = workload.build_model(config)
-            self.optimizer = precision.optimizer_for(
-                precision_name, keras.optimizers.SGD(LEARNING_RATE, momentum=MOMENTUM))
+            self.optimizer = precision.optimizer_for(precision_name, workload.optimizer(config))
             # Built inside the scope before the first step: a custom loop under a
             # collective all-reduce fails at its first traced step otherwise.
             self.optimizer.build(self.model.trainable_variables)
@@ -85,21 +86,41 @@ class Trainer:
         self.optimizer.apply(grads, self.model.trainable_variables)
         return loss
 
-    def _train_round(self, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def step(self, x: Any, y: Any, preprocess: Preprocess | None = None) -> tf.Tensor:
+        """One training step on a batch (per-replica values under a strategy); the mean loss.
+        `preprocess` turns stored batches into model input on each replica's device. Traced
+        inside the caller's tf.function."""
+
+        def replica(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+            return self._replica_step(preprocess(x) if preprocess else x, y)
+
+        loss = self.strategy.run(replica, args=(x, y))
+        return self.strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
+
+    def loop(self, steps: tf.Tensor, next_batch: Callable[[tf.Tensor], tuple[Any, Any]],
+             preprocess: Preprocess | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+        """`steps` training steps in one graph loop; next_batch(i) gives step i's batch.
+        Returns the first step's loss and the mean loss."""
         first = tf.constant(0.0)
         total = tf.constant(0.0)
         for i in tf.range(steps):
-            index = (self._step + tf.cast(i, tf.int64)) % self.pool_size
-            loss = self.strategy.run(self._replica_step, args=(
-                tf.gather(self.features, index), tf.gather(self.labels, index)))
-            loss = self.strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
+            loss = self.step(*next_batch(i), preprocess)
             first = tf.cond(i == 0, lambda loss=loss: loss, lambda first=first: first)
             total += loss
-        self._step.assign_add(tf.cast(steps, tf.int64))
         return first, total / tf.cast(steps, tf.float32)
 
+    def _train_round(self, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        def from_pool(i: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+            index = (self._step + tf.cast(i, tf.int64)) % self.pool_size
+            return tf.gather(self.features, index), tf.gather(self.labels, index)
+
+        result = self.loop(steps, from_pool)
+        self._step.assign_add(tf.cast(steps, tf.int64))
+        return result
+
     def run_round(self, steps: int) -> RoundResult:
-        """K steps, one host synchronisation (reading the losses)."""
+        """K steps on the device-resident pool (no input cost), one host synchronisation
+        (reading the losses)."""
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 

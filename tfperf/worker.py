@@ -13,9 +13,13 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from tfperf import protocol
+
+if TYPE_CHECKING:
+    from tfperf import training
+    from tfperf.pipelines import Source
 
 
 class NonFiniteLoss(Exception):
@@ -79,11 +83,36 @@ def _peak_rss() -> int | None:
     return None
 
 
+ALONE_BATCHES = 20  # batches the pipeline is timed over without training
+ALONE_ROUNDS = 2  # rounds the step is timed over on device-resident batches
+
+
+def _step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
+    """Examples/s of the step with no input cost (the device-resident pool)."""
+    trainer.run_round(k)  # traced and warm
+    times = []
+    for _ in range(ALONE_ROUNDS):
+        start = time.perf_counter()
+        trainer.run_round(k)
+        times.append(time.perf_counter() - start)
+    return batch_examples * k / sorted(times)[len(times) // 2]
+
+
+def _input_figures(source: Source, trainer: training.Trainer, spec: protocol.WorkerSpec,
+                   batch_examples: int) -> dict[str, Any]:
+    """The pipeline alone and the step alone, for a case fed by a real pipeline."""
+    pipeline = source.examples_per_sec_alone(ALONE_BATCHES)
+    if pipeline is None:
+        return {"pipeline_examples_per_sec": None, "step_examples_per_sec": None}
+    return {"pipeline_examples_per_sec": pipeline,
+            "step_examples_per_sec": _step_alone(trainer, spec.steps_per_round, batch_examples)}
+
+
 def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None:
     import tensorflow as tf
 
-    from tfperf import peak, strategies, training, xla_modes
-    from tfperf.workload import ModelConfig, load_module
+    from tfperf import peak, pipelines, strategies, training, xla_modes
+    from tfperf.workload import MemoryBound, ModelConfig, load_module
 
     case = spec.case
     if case["placement"] != "default":
@@ -101,22 +130,28 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         xla_modes.MODES[case["xla"]].jit_compile,
         case["precision"],
     )
+    source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
+        trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # MFU's denominator is the matrix-product rate of the dtype the model computes in.
     compute_dtype = tf.as_dtype(trainer.model.compute_dtype)
     peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], compute_dtype)
     flops_per_example = trainer.flops_per_example(spec.batch_size)
+    bandwidth = {
+        "bytes_per_example": workload.bytes_per_example(config),
+        "copy_bytes_per_sec": spec.copy_bytes_per_sec or peak.copy_bytes_per_second(devices[0]),
+    } if isinstance(workload, MemoryBound) else {}
 
     progress.phase = "compile"
     k = spec.steps_per_round
     start = time.perf_counter()
-    first = trainer.run_round(k)
+    first = source.round(k)
     first_round_s = time.perf_counter() - start
     _check_finite(first.mean_loss, k)
     progress.phase = "measure"
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
-        result = trainer.run_round(k)
+        result = source.round(k)
         warm_rounds.append(time.perf_counter() - start)
         _check_finite(result.mean_loss, (r + 1) * k)
     protocol.send(
@@ -128,6 +163,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         flops_per_example=flops_per_example,
         peak_flops=peak_flops,
         devices=[d.name for d in tf.config.list_logical_devices(kind)],
+        **bandwidth,
     )
     step = spec.warmup_rounds * k
     last_loss = first.mean_loss
@@ -139,7 +175,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         inject = float(command.get("inject_seconds", 0.0))
         start = time.perf_counter()
         cpu_start = time.process_time()
-        result = trainer.run_round(k)
+        result = source.round(k)
         if inject:
             _spin(inject)
         seconds = time.perf_counter() - start
@@ -149,6 +185,9 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         _check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
+    # After the measured rounds, so that neither figure disturbs them.
+    batch_examples = spec.batch_size * trainer.strategy.num_replicas_in_sync
+    figures = _input_figures(source, trainer, spec, batch_examples)
     protocol.send(
         channel,
         protocol.FINISHED,
@@ -157,6 +196,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
         peak_rss_bytes=_peak_rss(),
+        **figures,
     )
 
 

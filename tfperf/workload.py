@@ -43,16 +43,45 @@ class Workload(Protocol):
     precisions: tuple[str, ...]
     towers: bool  # two towers that the towers_split placement can put on different devices
     tier: Tier  # the lowest tier that runs this workload
-    batch_sizes: Mapping[str, int]  # default batch per device, by size
+    # Default batch per device, by size; a "size:precision" key overrides it for one precision.
+    batch_sizes: Mapping[str, int]
+    # True for the reference workload: the smoke tier varies each of its axes one value at a
+    # time; for the others it runs only their default case (see matrix.Case.tier).
+    smoke_matrix: bool
 
     def build_model(self, config: ModelConfig) -> Any:
         """A Keras model; called inside the strategy's scope."""
+
+    def optimizer(self, config: ModelConfig) -> Any:
+        """A fresh Keras optimizer with the workload's hyperparameters; the harness wraps it
+        for loss scaling where the precision needs it."""
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
         """`count` batches of learnable synthetic data: (features, labels), batch axis second."""
 
     def loss(self, labels: Any, outputs: Any) -> Any:
         """Per-example loss in float32, shape (batch,)."""
+
+
+@runtime_checkable
+class MemoryBound(Protocol):
+    """A workload whose speed is bounded by memory traffic, not matrix products: it is judged
+    by achieved bytes/s against the device's copy rate instead of MFU."""
+
+    def bytes_per_example(self, config: ModelConfig) -> float:
+        """The bytes a fully fused training step must move (read plus write) per example."""
+
+
+@runtime_checkable
+class Preprocessed(Protocol):
+    """A workload whose data is stored in a compact form (uint8 images) and turned into model
+    input by preprocessing that the case places on the host or the device."""
+
+    def encode(self, features: np.ndarray) -> np.ndarray:
+        """make_batches' features in the form written to TFRecord files."""
+
+    def preprocess(self, stored: Any) -> Any:
+        """TensorFlow ops from the stored form to model input (float32)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +95,11 @@ class WorkloadInfo:
     towers: bool
     tier: Tier
     batch_sizes: Mapping[str, int]
+    smoke_matrix: bool
+    preprocessing: bool  # follows Preprocessed
+
+    def batch_size(self, size: str, precision: str) -> int:
+        return self.batch_sizes.get(f"{size}:{precision}", self.batch_sizes[size])
 
 
 class WorkloadError(Exception):
@@ -113,6 +147,8 @@ def discover(directory: Path) -> dict[str, WorkloadInfo]:
             towers=bool(workload.towers),
             tier=workload.tier,
             batch_sizes=dict(workload.batch_sizes),
+            smoke_matrix=bool(workload.smoke_matrix),
+            preprocessing=isinstance(workload, Preprocessed),
         )
     if not found:
         raise WorkloadError(f"no workload modules in {directory}")

@@ -9,20 +9,21 @@ import numpy as np
 import tensorflow as tf
 
 from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
-from tfperf.synthetic import learnable_images
+from tfperf.synthetic import ImageBytes, learnable_images
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
 
 CLASSES = 4
 
 
-class TinyCNN:
+class TinyCNN(ImageBytes):
     name = "tinycnn"
     data_formats = ("NHWC", "NCHW")
     precisions = ("fp32", "mixed_bf16", "mixed_fp16")
     towers = False
     tier = Tier.SMOKE
     batch_sizes = {"tiny": 32, "full": 32}
+    smoke_matrix = True
 
     def build_model(self, config: ModelConfig) -> keras.Model:
         fmt = keras_data_format(config.data_format)
@@ -33,6 +34,9 @@ class TinyCNN:
         x = keras.layers.GlobalAveragePooling2D(data_format=fmt)(x)
         # Logits in full precision whatever the policy.
         return keras.Model(inputs, keras.layers.Dense(CLASSES, dtype=output_dtype())(x))
+
+    def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
+        return keras.optimizers.SGD(0.05, momentum=0.9)
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
         return learnable_images(config, count, CLASSES, 8, noise=0.5)

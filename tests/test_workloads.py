@@ -1,0 +1,81 @@
+"""Every project workload trains for real at its tiny size: the loss falls and is finite, its
+FLOPs come from its graph (or, memory-bound, its bytes per example), and its declarations are
+what the matrix needs. Runs in this process through the same Trainer as the workers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfperf import strategies, training
+from tfperf.workload import MemoryBound, ModelConfig, Preprocessed, discover, load_module
+
+WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
+NAMES = sorted(discover(WORKLOADS))
+ROUNDS, STEPS = 4, 5
+
+
+def test_the_seeds_workloads_are_all_there() -> None:
+    assert set(NAMES) >= {"resnet20", "resnet56", "resnet50", "deepconn", "fused_elementwise",
+                          "transformer"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_workload_trains_at_tiny_size(name: str) -> None:
+    workload = load_module(WORKLOADS / f"{name}.py")
+    config = ModelConfig("tiny", workload.batch_sizes["tiny"], workload.data_formats[0], seed=3)
+    trainer = training.Trainer(workload, config, strategies.load("single").create(["/cpu:0"]),
+                               "/cpu:0", jit_compile=False)
+    first = trainer.run_round(STEPS)
+    rounds = [trainer.run_round(STEPS) for _ in range(ROUNDS - 1)]
+    losses = [first.first_loss] + [r.mean_loss for r in [first, *rounds]]
+    assert all(math.isfinite(loss) for loss in losses), losses
+    assert rounds[-1].mean_loss < first.first_loss, losses
+
+    flops = trainer.flops_per_example(config.batch_size)
+    if isinstance(workload, MemoryBound):
+        assert flops == 0  # no matrix products: judged by bandwidth
+        assert workload.bytes_per_example(config) > 0
+    else:
+        assert flops > 0
+    # Model input shapes match the data; NCHW only where the workload has images.
+    features, labels = workload.make_batches(config, 2)
+    assert features.shape[:2] == labels.shape[:2] == (2, config.batch_size)
+    assert set(workload.data_formats) <= {"NHWC", "NCHW"}
+    if "NCHW" in workload.data_formats:
+        assert isinstance(workload, Preprocessed)
+
+
+def test_resnet50_is_v1_5_with_the_imagenet_shape() -> None:
+    workload = load_module(WORKLOADS / "resnet50.py")
+    model = workload.build_model(ModelConfig("full", 2, "NHWC", 0))
+    assert model.count_params() == pytest.approx(25.6e6, rel=0.01)
+    assert model.output_shape == (None, 1000)
+    # v1.5: the first block of a stage strides in its 3x3 convolution, not its first 1x1.
+    strided = [layer for layer in model.layers
+               if isinstance(layer, tf.keras.layers.Conv2D) and layer.strides == (2, 2)]
+    assert {layer.kernel_size for layer in strided} == {(7, 7), (3, 3), (1, 1)}
+    assert sum(layer.kernel_size == (3, 3) for layer in strided) == 3
+
+
+def test_transformer_full_is_bert_base_shaped() -> None:
+    workload = load_module(WORKLOADS / "transformer.py")
+    model = workload.build_model(ModelConfig("full", 2, "NHWC", 0))
+    # BERT-base's encoder (without its pooler and heads) has about 108.9M parameters with
+    # segment embeddings and 512 positions; here 128 positions and no segments: 108.4M.
+    assert model.count_params() == pytest.approx(108.4e6, rel=0.01)
+
+
+def test_image_encoding_round_trips_within_quantisation() -> None:
+    workload = load_module(WORKLOADS / "resnet20.py")
+    assert isinstance(workload, Preprocessed)
+    features, _ = workload.make_batches(ModelConfig("tiny", 4, "NHWC", 0), 1)
+    stored = workload.encode(features)
+    assert stored.dtype == np.uint8
+    restored = workload.preprocess(tf.constant(stored)).numpy()
+    inside = np.abs(features) < 3.9  # outside that the uint8 range clips
+    assert np.abs(restored - features)[inside].max() <= 1 / 64 + 1e-6

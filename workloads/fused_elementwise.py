@@ -1,0 +1,71 @@
+"""The seeds' XLA fusion example, `reduce_sum(x + y * z)`, as a training step that updates x.
+
+Without XLA TensorFlow runs the multiply, the add and the sum as separate kernels and writes
+`y * z` and `x + y * z` to memory; XLA fuses them into one pass over y and z. The step is
+memory-bound, so it is judged by achieved bytes/s against the device's copy rate measured in
+the same session, not by MFU (it has no matrix products).
+
+Each example is one row of y and z; x is the trainable vector they are combined with. The
+loss falls because SGD lowers x.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfperf.tiers import Tier
+from tfperf.workload import ModelConfig
+
+FLOAT32_BYTES = 4
+# Elements per row: large enough that every tensor leaves the caches (tiny: 4 MiB a row).
+ELEMENTS = {"tiny": 1 << 20, "full": 1 << 22}
+
+
+class AddMultiply(keras.layers.Layer):  # type: ignore[misc]
+    """x + y * z for a trainable x and inputs (y, z) stacked on axis 1."""
+
+    def build(self, input_shape: tuple[int, ...]) -> None:
+        self.x = self.add_weight(shape=(int(input_shape[-1]),), initializer="zeros", name="x")
+
+    def call(self, yz: tf.Tensor) -> tf.Tensor:
+        return self.x + yz[:, 0] * yz[:, 1]
+
+
+class FusedElementwise:
+    name = "fused_elementwise"
+    data_formats = ("NHWC",)  # no layout to choose: the matrix's default value
+    precisions = ("fp32", "mixed_bf16", "mixed_fp16")
+    towers = False
+    tier = Tier.SMOKE
+    batch_sizes = {"tiny": 8, "full": 32}
+    smoke_matrix = False
+
+    def build_model(self, config: ModelConfig) -> keras.Model:
+        inputs = keras.Input((2, ELEMENTS[config.size]))
+        return keras.Model(inputs, AddMultiply(name="add_multiply")(inputs), name=self.name)
+
+    def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
+        return keras.optimizers.SGD(0.05, momentum=0.9)
+
+    def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(config.seed)
+        yz = rng.standard_normal((count, config.batch_size, 2, ELEMENTS[config.size]),
+                                 dtype=np.float32)
+        return yz, np.zeros((count, config.batch_size), np.float32)  # no labels: the sum is the loss
+
+    def loss(self, labels: Any, outputs: tf.Tensor) -> tf.Tensor:
+        return tf.reduce_sum(tf.cast(outputs, tf.float32), axis=-1)
+
+    def bytes_per_example(self, config: ModelConfig) -> float:
+        """One fused pass reads the example's y and z; per step, x is read by the forward pass
+        and by SGD with momentum, which also reads and writes its velocity and writes x: about
+        five vectors a step, shared by the batch."""
+        elements = ELEMENTS[config.size]
+        return FLOAT32_BYTES * elements * (2 + 5 / config.batch_size)
+
+
+WORKLOAD = FusedElementwise()

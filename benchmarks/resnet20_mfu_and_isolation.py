@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ["--perf-only=workload=resnet20", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
         "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
-        "--perf-rounds=10", "--perf-steps-per-round=10", "--perf-warmup-rounds=2"]
+        "--perf-only=precision=fp32", "--perf-only=input=synthetic", "--perf-rounds=10",
+        "--perf-steps-per-round=10", "--perf-warmup-rounds=2"]
 
 
 def one_session(batch: int) -> dict[str, float]:

@@ -8,7 +8,7 @@ from tests.conftest import MakeSuite
 from tfperf.machine import detect
 
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
-        "--perf-only=data_format=NHWC", "--perf-only=strategy=single")
+        "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic")
 # Sessions on a shared 2-core machine have differed by 60% on this millisecond-step case, so the
 # threshold is wide (75%: an unchanged case passes unless 4x slower) and the injected slowdown
 # is far beyond it (9x the step's work, -90% throughput).
@@ -27,7 +27,7 @@ def test_no_baseline_then_refresh_then_unchanged_passes_and_slowed_fails(
     stored = list((suite.path / "baselines" / detect().key()).glob("0001_refresh.json"))
     assert len(stored) == 1
     entry = json.loads(stored[0].read_text())["benchmarks"][0]["extra_info"]
-    assert entry["case_id"] == "tinycnn-cpu1-xla_off-NHWC-default-single-fp32"
+    assert entry["case_id"] == "tinycnn-cpu1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 
     unchanged = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=75")
     unchanged.assert_outcomes(passed=1)

@@ -7,7 +7,7 @@ from tests.conftest import MakeSuite, worker_processes
 
 ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                      "--perf-only=xla=off", "--perf-only=data_format=NHWC",
-                     "--perf-only=strategy=single")
+                     "--perf-only=strategy=single", "--perf-only=input=synthetic")
 
 
 def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(

@@ -16,6 +16,7 @@ def test_mixed_precision_cases_train_and_measure_against_their_dtype_peak(
         "--perf-tier=nightly", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
         "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
         "--perf-only=placement=default", "--perf-only=precision=mixed_bf16,mixed_fp16",
+        "--perf-only=input=synthetic",
         "--perf-rounds=2", "--perf-steps-per-round=5", "--perf-warmup-rounds=1",
         f"--benchmark-json={out}")
     assert result.parseoutcomes() == {"no_baseline": 2}

@@ -29,7 +29,7 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     result = suite.runpytest(
         "--perf-only=workload=resnet20", "--perf-only=device_kind=cpu",
         "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
-        "--perf-only=strategy=single",
+        "--perf-only=strategy=single", "--perf-only=input=synthetic",
         "--perf-rounds=2", "--perf-steps-per-round=3", "--perf-batch-size=16",
         "--benchmark-json=out.json")
     assert result.parseoutcomes() == {"no_baseline": 1}, result.stdout.str()
@@ -41,6 +41,7 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     step = info["step_time_s"]
     assert 0 < step["p10"] <= step["median"] <= step["p90"]
     assert info["examples_per_sec"] > 0 and info["compile_s"] > 0
+    assert info["time_to_first_step_s"] > info["compile_s"]
     assert 0 < info["mfu"] < 1 and info["peak_flops_per_device"] > 1e9
     assert info["peak_memory_bytes"] > 0
     assert info["isolation_overhead"] is not None

@@ -9,19 +9,21 @@ from tests.conftest import MakeSuite
 
 def test_ids_carry_every_axis_and_k_selects_by_them(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest("--collect-only", "-q", "-k", "xla_jit and NCHW")
+    result = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly", "-k", "xla_jit and NCHW")
     ids = [line for line in result.outlines if "::test_training[" in line]
     assert ids
     assert all("-xla_jit-" in line and "-NCHW-" in line for line in ids)
-    assert any("tinycnn-cpu1-xla_jit-NCHW-default-single-fp32" in line for line in ids)
-    everything = suite.runpytest("--collect-only", "-q")
+    assert any("tinycnn-cpu1-xla_jit-NCHW-default-single-fp32-tfrecord-prep_device" in line
+               for line in ids)
+    everything = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly")
     assert len([x for x in everything.outlines if "::test_training[" in x]) > len(ids)
 
 
 def test_unrunnable_cases_are_skipped_with_the_reason(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
     result = suite.runpytest("-rs", "--perf-only=device_kind=gpu")
-    result.assert_outcomes(skipped=20)
+    outcomes = result.parseoutcomes()
+    assert set(outcomes) == {"skipped"} and outcomes["skipped"] > 5
     result.stdout.fnmatch_lines(["*SKIPPED*needs 1 GPU, found 0*", "*SKIPPED*needs 2 GPUs, found 0*"])
     cpu2 = suite.runpytest("-rs", "--perf-only=device_kind=cpu", "--perf-only=device_count=2")
     cpu2.stdout.fnmatch_lines(["*SKIPPED*needs 2 CPU devices, found 1*"])
@@ -29,10 +31,17 @@ def test_unrunnable_cases_are_skipped_with_the_reason(make_suite: MakeSuite) -> 
 
 def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly", "-m", "nightly")
-    ids = [line for line in result.outlines if "::test_training[" in line]
-    assert ids and all("xla_auto" in i or "-gpu4-" in i or "-cpu4-" in i or "mixed" in i
-                       or "-gpu8-" in i or "-cpu8-" in i or "towers" in i for i in ids)
+
+    def ids(*args: str) -> set[str]:
+        result = suite.runpytest("--collect-only", "-q", *args)
+        return {line for line in result.outlines if "::test_training[" in line}
+
+    nightly_only = ids("--perf-tier=nightly", "-m", "nightly")
+    smoke = ids("--perf-tier=smoke")
+    assert nightly_only and smoke and not nightly_only & smoke
+    assert nightly_only | smoke == ids("--perf-tier=nightly")
+    assert any("xla_auto" in i for i in nightly_only)
+    assert not any("xla_auto" in i for i in smoke)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +52,8 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
         ("--perf-only=colour=red", "ERROR: --perf-only: 'colour=red' is not AXIS=VALUE*"),
         ("--perf-rounds=-3", "ERROR: --perf-rounds: '-3' is not a whole number of at least 1"),
         ("--perf-threshold=abc", "ERROR: --perf-threshold: 'abc' is not a number greater than 0"),
+        ("--perf-tfrecord-files=huge", "ERROR: --perf-tfrecord-files: no layout 'huge'; valid: "
+                                       "many_small, few_large"),
         ("--perf-only=workload=resnet99", "ERROR: --perf-only: workload has no value 'resnet99'; "
                                           "valid: tinycnn"),
     ],

@@ -182,6 +182,9 @@ class CaseRunner:
             "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
                             "p90": _percentile(steps, 90)},
             "compile_s": max(0.0, ready["first_round_s"] - median_round),
+            # What a user waits for before training starts: setup, tracing and compilation.
+            "time_to_first_step_s": ready["setup_s"] + ready["first_round_s"]
+            - (k - 1) * float(np.median(steps)),
             "flops_per_example": flops_per_example,
             # A memory-bound workload has no matrix products to rate: judged by bandwidth.
             "mfu": None if "bytes_per_example" in ready

@@ -108,7 +108,7 @@ def _input_figures(source: Source, trainer: training.Trainer, spec: protocol.Wor
             "step_examples_per_sec": _step_alone(trainer, spec.steps_per_round, batch_examples)}
 
 
-def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None:
+def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float) -> None:
     import tensorflow as tf
 
     from tfperf import peak, pipelines, strategies, training, xla_modes
@@ -132,6 +132,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     )
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
+    # Interpreter up to model and input ready: TensorFlow's import, the build, input files.
+    setup_s = time.perf_counter() - started
     # MFU's denominator is the matrix-product rate of the dtype the model computes in.
     compute_dtype = tf.as_dtype(trainer.model.compute_dtype)
     peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], compute_dtype)
@@ -157,6 +159,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
     protocol.send(
         channel,
         protocol.READY,
+        setup_s=setup_s,
         first_round_s=first_round_s,
         warm_round_s=warm_rounds,
         loss_first=first.first_loss,
@@ -201,11 +204,12 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress) -> None
 
 
 def main() -> int:
+    started = time.perf_counter()
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     progress = Progress()
     try:
-        run(spec, channel, progress)
+        run(spec, channel, progress, started)
     except Exception as error:
         traceback.print_exc()
         first_line = (str(error).strip().splitlines() or [""])[0]

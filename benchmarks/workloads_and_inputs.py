@@ -1,0 +1,95 @@
+"""Every workload at its tiny size on this machine's CPU (fp32, NHWC, synthetic input), and
+what each input pipeline costs ResNet-20: the tables the workloads issue asks for.
+
+Runs the real suite (one pytest session per repeat, workers and all) and prints medians over
+the repeats of: examples/s, MFU (for fused_elementwise: achieved bytes/s as a fraction of the
+copy rate measured in the same session), compile time and time to first step; then, for
+ResNet-20, each pipeline's training throughput as a fraction of the step alone on
+device-resident batches, measured in the same worker (a ratio from one run, not across runs).
+
+    python benchmarks/workloads_and_inputs.py [REPEATS]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMON = ["--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
+          "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
+          "--perf-only=precision=fp32", "--perf-only=placement=default"]
+SESSIONS = {
+    # Every workload's default case, and ResNet-20 through every pipeline (few large files).
+    "few_large": ["--perf-tfrecord-files=few_large"],
+    # The small-files layout the seeds warn about.
+    "many_small": ["--perf-tfrecord-files=many_small", "--perf-only=workload=resnet20",
+                   "--perf-only=input=tfrecord"],
+}
+
+
+def session(extra: list[str]) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        run = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
+                              "-p", "no:cacheprovider", *COMMON, *extra,
+                              f"--benchmark-json={out}"], cwd=ROOT, capture_output=True, text=True)
+        if not out.exists():
+            sys.exit(f"pytest wrote no results (exit {run.returncode}):\n{run.stdout[-3000:]}")
+        return [b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]]
+
+
+def median(values: list[Any]) -> float | None:
+    numbers = [float(v) for v in values if v is not None]
+    return statistics.median(numbers) if numbers else None
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
+def main() -> None:
+    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for _ in range(repeats):
+        for layout, extra in SESSIONS.items():
+            for info in session(extra):
+                runs[(layout, info["case_id"])].append(info)
+
+    def med(key: tuple[str, str], field: str) -> float | None:
+        return median([info.get(field) for info in runs[key]])
+
+    print(f"Workloads, tiny size, CPU, fp32, NHWC, synthetic input; medians of {repeats} sessions")
+    print(f"{'workload':<18} {'batch':>5} {'ex/s':>9} {'MFU':>6} {'of copy rate':>12} "
+          f"{'compile s':>9} {'first step s':>12}")
+    for key in sorted(k for k in runs if k[0] == "few_large" and "-synthetic-" in k[1]):
+        info = runs[key][0]
+        print(f"{info['workload']:<18} {info['batch_size']:>5} "
+              f"{fmt(med(key, 'examples_per_sec'), '.1f'):>9} {fmt(med(key, 'mfu'), '.1%'):>6} "
+              f"{fmt(med(key, 'fraction_of_copy_rate'), '.1%'):>12} "
+              f"{fmt(med(key, 'compile_s'), '.2f'):>9} "
+              f"{fmt(med(key, 'time_to_first_step_s'), '.2f'):>12}")
+
+    print("\nResNet-20 input pipelines: training ex/s as a fraction of the step alone (same worker)")
+    print(f"{'input':<10} {'preprocess':<10} {'files':<10} {'ex/s':>8} {'step alone':>10} "
+          f"{'fraction':>8} {'pipeline alone':>14} {'input-bound':>11}")
+    for key in sorted(k for k in runs if k[1].startswith("resnet20-")):
+        info = runs[key][0]
+        files = key[0] if info["input"] == "tfrecord" else ""
+        bound = [i["input_bound"] for i in runs[key]]
+        print(f"{info['input']:<10} {info['preprocess']:<10} {files:<10} "
+              f"{fmt(med(key, 'examples_per_sec'), '.1f'):>8} "
+              f"{fmt(med(key, 'step_examples_per_sec'), '.1f'):>10} "
+              f"{fmt(med(key, 'fraction_of_step_alone'), '.2f'):>8} "
+              f"{fmt(med(key, 'pipeline_examples_per_sec'), '.0f'):>14} "
+              f"{sum(bound)}/{len(bound):>9}")
+
+
+if __name__ == "__main__":
+    main()

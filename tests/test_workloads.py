@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfperf import strategies, training
+from tfperf import flops, strategies, training
 from tfperf.workload import MemoryBound, ModelConfig, Preprocessed, discover, load_module
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
@@ -79,3 +79,19 @@ def test_image_encoding_round_trips_within_quantisation() -> None:
     restored = workload.preprocess(tf.constant(stored)).numpy()
     inside = np.abs(features) < 3.9  # outside that the uint8 range clips
     assert np.abs(restored - features)[inside].max() <= 1 / 64 + 1e-6
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "NCHW" in
+                                  load_module(WORKLOADS / f"{n}.py").data_formats])
+def test_nchw_step_has_no_transpose(name: str) -> None:
+    """NCHW cases feed NCHW tensors end to end: no layout change inside the step."""
+    workload = load_module(WORKLOADS / f"{name}.py")
+    config = ModelConfig("tiny", 2, "NCHW", seed=0)
+    trainer = training.Trainer(workload, config, strategies.load("single").create(["/cpu:0"]),
+                               "/cpu:0", jit_compile=False, pool_size=1)
+    graph = tf.function(trainer._loss_and_gradients).get_concrete_function(
+        tf.TensorSpec(trainer.features.shape[1:], trainer.features.dtype),
+        tf.TensorSpec(trainer.labels.shape[1:], trainer.labels.dtype)).graph
+    ops = {op.type for op in flops.live_ops(graph.outputs)}
+    assert "Conv2D" in ops and "FusedBatchNormV3" in ops
+    assert not ops & {"Transpose", "ConjugateTranspose"}, sorted(ops)

@@ -78,7 +78,7 @@ COUNTERS: dict[str, Callable[[Any], int]] = {
 }
 
 
-def _live_ops(outputs: Iterable[Any]) -> list[Any]:
+def live_ops(outputs: Iterable[Any]) -> list[Any]:
     """The ops that `outputs` depend on (data and control edges)."""
     seen: set[str] = set()
     stack = [t.op for t in outputs]
@@ -97,7 +97,7 @@ def _live_ops(outputs: Iterable[Any]) -> list[Any]:
 def count_graph(graph: Any) -> int:
     """Matrix-product FLOPs of a traced function's graph (one call)."""
     total = 0
-    for op in _live_ops(graph.outputs):
+    for op in live_ops(graph.outputs):
         if op.type in _NESTED:
             raise ValueError(
                 f"{op.type} {op.name} hides its body from the FLOP count: trace the step without "

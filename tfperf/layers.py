@@ -90,6 +90,19 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
         return (x - tf.reshape(mean, shape)) * scale + tf.reshape(self.beta, shape)
 
 
+class MaxPool2D(keras.layers.Layer):  # type: ignore[misc]
+    """Max pooling in the case's own layout. Keras 3's pooling transposes channels-first
+    tensors to channels-last and back at every call; TensorFlow's kernel takes NCHW itself, so
+    an NCHW case stays NCHW from input to loss."""
+
+    def __init__(self, size: int, stride: int, data_format: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.size, self.stride, self.data_format = size, stride, data_format
+
+    def call(self, x: tf.Tensor) -> tf.Tensor:
+        return tf.nn.max_pool2d(x, self.size, self.stride, "SAME", data_format=self.data_format)
+
+
 def keras_data_format(data_format: str) -> str:
     return "channels_first" if data_format == "NCHW" else "channels_last"
 

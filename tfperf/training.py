@@ -76,6 +76,8 @@ class Trainer:
         """Loss and true (unscaled) gradients at the current weights on one pool batch, through
         the same compiled function as a training step; the weights are not updated."""
         loss, grads = self._compute(self.features[batch], self.labels[batch])
+        # Embedding gradients come as IndexedSlices: dense, so they compare like the rest.
+        grads = [tf.convert_to_tensor(g) for g in grads]
         if self._loss_scaled:
             scale = tf.cast(self.optimizer.dynamic_scale, tf.float32)
             grads = [tf.cast(g, tf.float32) / scale for g in grads]

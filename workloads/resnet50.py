@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 from _resnet import bottleneck_block, classifier, conv_bn, image_shape
 
-from tfperf.layers import keras_data_format
+from tfperf.layers import MaxPool2D
 from tfperf.synthetic import ImageBytes, learnable_images
 from tfperf.tiers import Tier
 from tfperf.workload import ModelConfig
@@ -37,7 +37,7 @@ class ResNet50(ImageBytes):
         fmt = config.data_format
         inputs = keras.Input(image_shape(IMAGE_SIZE[config.size], fmt))
         x = conv_bn(inputs, 64, 7, 2, fmt)
-        x = keras.layers.MaxPooling2D(3, 2, padding="same", data_format=keras_data_format(fmt))(x)
+        x = MaxPool2D(3, 2, fmt)(x)
         for filters, blocks, stride in STAGES:
             for block in range(blocks):
                 x = bottleneck_block(x, filters, stride if block == 0 else 1, fmt)

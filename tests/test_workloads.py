@@ -28,7 +28,8 @@ def test_the_seeds_workloads_are_all_there() -> None:
 def test_workload_trains_at_tiny_size(name: str) -> None:
     workload = load_module(WORKLOADS / f"{name}.py")
     config = ModelConfig("tiny", workload.batch_sizes["tiny"], workload.data_formats[0], seed=3)
-    trainer = training.Trainer(workload, config, strategies.load("single").create(["/cpu:0"]),
+    trainer = training.Trainer(workload, config, strategies.load("single").create(
+        ["/cpu:0"], strategies.StrategySettings()),
                                "/cpu:0", jit_compile=False)
     first = trainer.run_round(STEPS)
     rounds = [trainer.run_round(STEPS) for _ in range(ROUNDS - 1)]
@@ -87,7 +88,8 @@ def test_nchw_step_has_no_transpose(name: str) -> None:
     """NCHW cases feed NCHW tensors end to end: no layout change inside the step."""
     workload = load_module(WORKLOADS / f"{name}.py")
     config = ModelConfig("tiny", 2, "NCHW", seed=0)
-    trainer = training.Trainer(workload, config, strategies.load("single").create(["/cpu:0"]),
+    trainer = training.Trainer(workload, config, strategies.load("single").create(
+        ["/cpu:0"], strategies.StrategySettings()),
                                "/cpu:0", jit_compile=False, pool_size=1)
     graph = tf.function(trainer._loss_and_gradients).get_concrete_function(
         tf.TensorSpec(trainer.features.shape[1:], trainer.features.dtype),

@@ -71,3 +71,12 @@ class BaselineStore:
         change = examples_per_sec / baseline - 1
         status = "regression" if change < -threshold else "faster" if change > threshold else "ok"
         return Comparison(status, baseline, change, path.name)
+
+    def field(self, case_id: str, name: str, batch_size: int) -> float | None:
+        """A numeric figure of the case's baseline (None: no baseline, another batch size, or
+        the baseline does not have it)."""
+        found = self.latest.get(case_id)
+        if found is None or found[1].get("batch_size") != batch_size:
+            return None
+        value = found[1].get(name)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

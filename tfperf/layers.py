@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import keras
 import tensorflow as tf
+
+_PENDING: contextvars.ContextVar[list[tuple[Any, tf.Tensor]] | None] = contextvars.ContextVar(
+    "pending_updates", default=None)
+
+
+@contextlib.contextmanager
+def deferred_updates() -> Iterator[list[tuple[Any, tf.Tensor]]]:
+    """Collect the (variable, new value) updates that layers make during a forward pass
+    instead of assigning them. The training step computes forward and gradients in a nested,
+    possibly XLA-compiled function; under MirroredStrategy or CentralStorageStrategy an
+    aggregated assignment inside it is a cross-replica merge, which neither allows. The step
+    returns the values and assigns them outside."""
+    pending: list[tuple[Any, tf.Tensor]] = []
+    token = _PENDING.set(pending)
+    try:
+        yield pending
+    finally:
+        _PENDING.reset(token)
+
+
+def _update(variable: Any, value: tf.Tensor) -> None:
+    pending = _PENDING.get()
+    if pending is None:
+        variable.assign(value)
+    else:
+        pending.append((variable, value))
 
 
 class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
@@ -38,12 +67,15 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
         self.gamma = self.add_weight(shape=channels, initializer=self.gamma_initializer,
                                      name="gamma", dtype=dtype)
         self.beta = self.add_weight(shape=channels, initializer="zeros", name="beta", dtype=dtype)
+        # Assigned outside the compiled step (see deferred_updates), where every strategy can
+        # aggregate the replicas' updates: the mean of their batch statistics.
         self.moving_mean = self.add_weight(
-            shape=channels, initializer="zeros", trainable=False, name="moving_mean", dtype=dtype
+            shape=channels, initializer="zeros", trainable=False, name="moving_mean", dtype=dtype,
+            aggregation="mean",
         )
         self.moving_variance = self.add_weight(
             shape=channels, initializer="ones", trainable=False, name="moving_variance",
-            dtype=dtype,
+            dtype=dtype, aggregation="mean",
         )
 
     def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
@@ -61,8 +93,8 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
                 epsilon=self.epsilon, data_format=self.data_format, is_training=True,
                 exponential_avg_factor=1.0 - self.momentum,
             )
-            self.moving_mean.assign(mean)
-            self.moving_variance.assign(variance)
+            _update(self.moving_mean, mean)
+            _update(self.moving_variance, variance)
             return y
         y, _, _ = tf.compat.v1.nn.fused_batch_norm(
             x, gamma, beta,
@@ -81,9 +113,9 @@ class FusedBatchNorm(keras.layers.Layer):  # type: ignore[misc]
             count = tf.cast(tf.size(x) // tf.size(mean), tf.float64)
             factor = 1.0 - self.momentum
             # The fused kernel keeps the unbiased variance in its moving average.
-            self.moving_mean.assign((1 - factor) * self.moving_mean + factor * mean)
-            self.moving_variance.assign((1 - factor) * self.moving_variance
-                                        + factor * variance * count / (count - 1))
+            _update(self.moving_mean, (1 - factor) * self.moving_mean + factor * mean)
+            _update(self.moving_variance, (1 - factor) * self.moving_variance
+                    + factor * variance * count / (count - 1))
         else:
             mean, variance = tf.convert_to_tensor(self.moving_mean), self.moving_variance
         scale = tf.reshape(self.gamma * tf.math.rsqrt(variance + self.epsilon), shape)

@@ -40,8 +40,9 @@ AXES: tuple[Axis, ...] = (
     Axis("data_format", {"NHWC": Tier.SMOKE, "NCHW": Tier.SMOKE}, "image layout"),
     Axis(
         "placement",
-        {"default": Tier.SMOKE, "towers_split": Tier.NIGHTLY, "alternating": Tier.FULL},
-        "where the model's ops go",
+        {"default": Tier.SMOKE, "ps_host": Tier.SMOKE, "towers_split": Tier.NIGHTLY,
+         "alternating": Tier.FULL},
+        "where the model's ops go (ps_host: parameter_server's variables on the host CPU)",
     ),
     Axis(
         "strategy",
@@ -85,13 +86,17 @@ class Case:
     precision: str
     input: str = "synthetic"
     preprocess: str = "host"
+    # Not an axis: set where the machine has fewer devices than the case and the case runs on
+    # logical devices split from one physical device. Marked in the id, never compared with
+    # physical-device results.
+    virtual: bool = False
 
     @property
     def id(self) -> str:
         return "-".join(
             (
                 self.workload,
-                f"{self.device_kind}{self.device_count}",
+                f"{'virtual_' if self.virtual else ''}{self.device_kind}{self.device_count}",
                 f"xla_{self.xla}",
                 self.data_format,
                 self.placement,
@@ -103,7 +108,8 @@ class Case:
         )
 
     def axis_values(self) -> dict[str, str]:
-        return {f.name: str(getattr(self, f.name)) for f in fields(self)}
+        """The workload and every axis value, as strings (for --perf-only and results)."""
+        return {f.name: str(getattr(self, f.name)) for f in fields(self) if f.name != "virtual"}
 
     def tier(self, workloads: Mapping[str, WorkloadInfo]) -> Tier:
         """The lowest tier this case belongs to: the highest tier among its values, raised to
@@ -122,7 +128,7 @@ class Case:
 # Device kind and count are the runner's, not a choice; a strategy or a model-parallel
 # placement brings its own device count.
 SMOKE_FACTORS: tuple[tuple[str, ...], ...] = (
-    ("xla",), ("data_format",), ("placement",), ("strategy",), ("precision",),
+    ("xla",), ("data_format",), ("placement", "strategy"), ("precision",),
     ("input", "preprocess"),
 )
 VARIED_IN_SMOKE = tuple(axis for factor in SMOKE_FACTORS for axis in factor)
@@ -176,6 +182,9 @@ def _strategy_fits_devices(case: Case, workload: WorkloadInfo) -> str | None:
 def _placement_fits(case: Case, workload: WorkloadInfo) -> str | None:
     if case.placement == "default":
         return None
+    if case.placement == "ps_host":
+        return None if case.strategy == "parameter_server" else (
+            "ps_host places parameter_server's variables: strategy parameter_server")
     if case.strategy != "single":
         return f"{case.placement} is model parallel: it places one replica, so strategy single"
     if case.device_count < 2:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,8 @@ def _bandwidth_figures(ready: dict[str, Any], examples_per_sec: float) -> dict[s
 
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
-                 baselines: BaselineStore, log_dir: Path) -> None:
+                 baselines: BaselineStore, log_dir: Path, gpu_memory_bytes: int = 0) -> None:
+        self.gpu_memory_bytes = gpu_memory_bytes
         self.options = options
         self.workloads = workloads
         self.baselines = baselines
@@ -86,6 +87,7 @@ class CaseRunner:
         self.peak_flops: dict[tuple[str, str], float] = {}
         self.copy_rate: dict[str, float] = {}  # per device kind, the same way
         self.records: list[CaseRecord] = []
+        self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
         for record in reversed(self.records):
@@ -105,8 +107,18 @@ class CaseRunner:
             peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
             copy_bytes_per_sec=self.copy_rate.get(case.device_kind),
             cache_dir=str(self.options.cache_dir),
+            virtual=case.virtual,
+            virtual_memory_mb=self._logical_gpu_memory_mb(case),
+            all_reduce=self.options.all_reduce,
             file_layout=self.options.file_layout,
         )
+
+    def _logical_gpu_memory_mb(self, case: Case) -> int | None:
+        """Each logical GPU's share of the physical GPU's memory (TensorFlow needs a limit to
+        split a GPU), with a tenth left for the runtime."""
+        if not (case.virtual and case.device_kind == "gpu" and self.gpu_memory_bytes):
+            return None
+        return int(self.gpu_memory_bytes * 0.9 / case.device_count) >> 20
 
     def _telemetry(self, case: Case, env: dict[str, str]
                    ) -> contextlib.AbstractContextManager[Sampler | None]:
@@ -129,7 +141,8 @@ class CaseRunner:
         self.records.append(record)
         spec = self._spec(case, self.workloads()[case.workload])
         info = record.extra_info
-        info.update(case_id=case.id, **case.axis_values(), batch_size=spec.batch_size,
+        info.update(case_id=case.id, **case.axis_values(), virtual=case.virtual,
+                    batch_size=spec.batch_size,
                     steps_per_round=spec.steps_per_round, size=spec.size)
         benchmark.extra_info.update(info)
         worker_rounds: list[float] = []
@@ -161,9 +174,26 @@ class CaseRunner:
             benchmark.extra_info.update(info)
             raise
         info.update(self._figures(spec, ready, finished, worker_rounds, benchmark))
+        info.update(self._scaling(case, info["examples_per_sec"]))
         benchmark.extra_info.update(info)
         self._judge(record, benchmark)
         return record
+
+    def _scaling(self, case: Case, examples_per_sec: float) -> dict[str, Any]:
+        """Examples/s per device over the 1-device figure of the same configuration (single
+        strategy, default placement) measured in this session. Cases run in the matrix's
+        order, which puts device count 1 first."""
+        self.measured[case] = examples_per_sec
+        if case.device_count == 1 and case.strategy == "single":
+            return {}
+        reference = replace(case, device_count=1, strategy="single", placement="default",
+                            virtual=False)
+        one = self.measured.get(reference)
+        return {
+            "scaling_reference": reference.id,
+            "scaling_efficiency": examples_per_sec / case.device_count / one if one else None,
+            **({} if one else {"scaling_note": f"{reference.id} did not run in this session"}),
+        }
 
     def _figures(self, spec: WorkerSpec, ready: dict[str, Any], finished: dict[str, Any],
                  worker_rounds: list[float], benchmark: Any) -> dict[str, Any]:
@@ -190,6 +220,9 @@ class CaseRunner:
             "mfu": None if "bytes_per_example" in ready
             else flops_per_example * examples_per_sec / peak,
             "peak_flops_per_device": float(ready["peak_flops"]),
+            "strategy_run": ready["strategy"],
+            "xla_executions_per_round": ready["xla_executions"],
+            "devices": ready["devices"],
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],
             "peak_memory_bytes": finished["peak_memory_bytes"],
@@ -202,6 +235,23 @@ class CaseRunner:
             "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
         }
 
+    def _judge_scaling(self, record: CaseRecord, benchmark: Any) -> None:
+        """Scaling is gated like throughput: a drop beyond the threshold from the baseline's
+        scaling efficiency fails the case (the most common multi-GPU regression)."""
+        info = record.extra_info
+        now = info.get("scaling_efficiency")
+        before = self.baselines.field(record.case.id, "scaling_efficiency", info["batch_size"])
+        if now is None or before is None:
+            return
+        info["baseline_scaling_efficiency"] = before
+        benchmark.extra_info["baseline_scaling_efficiency"] = before
+        if now / before - 1 < -self.options.threshold:
+            record.failure = CaseFailure(
+                "scaling_regression",
+                f"scaling efficiency {now:.1%} against its baseline's {before:.1%}; threshold "
+                f"{self.options.threshold:.0%}")
+            raise record.failure
+
     def _judge(self, record: CaseRecord, benchmark: Any) -> None:
         info = record.extra_info
         first, last = info["loss_first"], info["loss_last"]
@@ -212,6 +262,7 @@ class CaseRunner:
                 "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
                 "did not learn, so its speed means nothing")
             raise record.failure
+        self._judge_scaling(record, benchmark)
         comparison = self.baselines.compare(
             record.case.id, info["examples_per_sec"], info["batch_size"], self.options.threshold)
         record.comparison = comparison

@@ -15,6 +15,8 @@ import pytest
 from tfperf.equivalence import FAULTS, ArmSpec
 from tfperf.matrix import AXIS_BY_NAME
 from tfperf.pipelines import FILE_LAYOUTS
+from tfperf.requirements import VIRTUAL_POLICIES
+from tfperf.strategies import ALL_REDUCE
 from tfperf.tiers import MEASUREMENT, Tier
 
 DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
@@ -42,6 +44,8 @@ class PerfOptions:
     workloads_dir: Path
     cache_dir: Path  # generated input files (TFRecord), kept across sessions
     file_layout: str  # TFRecord files: many_small or few_large
+    virtual_devices: str = "cpu"  # device kinds split into logical devices: off, cpu or all
+    all_reduce: str = "auto"  # the replicated strategy's all-reduce algorithm
     injection: Injection | None = None
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -64,6 +68,13 @@ def add_options(parser: pytest.Parser) -> None:
                          "(default: .perf-results/cache).")
     group.addoption("--perf-tfrecord-files", metavar="LAYOUT", default="few_large",
                     help=f"TFRecord file layout: {' or '.join(FILE_LAYOUTS)} (default: few_large).")
+    group.addoption("--perf-virtual-devices", metavar="KINDS", default="cpu",
+                    help="Run cases that need more devices than the machine has on logical "
+                         "devices split from one: off, cpu (default: TensorFlow sees one CPU "
+                         "device) or all (GPUs too). Such cases are marked virtual.")
+    group.addoption("--perf-all-reduce", metavar="ALGORITHM", default="auto",
+                    help=f"All-reduce of the replicated strategy: {', '.join(ALL_REDUCE)} (default "
+                         "auto: nccl on GPUs, the collective ring on CPU).")
     group.addoption("--perf-steps-per-round", metavar="K",
                     help="Training steps per round; the host synchronises once per round.")
     group.addoption("--perf-timeout", metavar="SECONDS",
@@ -150,6 +161,19 @@ def _fault(text: str) -> str:
     return text
 
 
+def _all_reduce(text: str) -> str:
+    if text not in ALL_REDUCE:
+        raise ValueError(f"--perf-all-reduce: no algorithm {text!r}; valid: {', '.join(ALL_REDUCE)}")
+    return text
+
+
+def _virtual(text: str) -> str:
+    if text not in VIRTUAL_POLICIES:
+        raise ValueError(f"--perf-virtual-devices: no value {text!r}; valid: "
+                         f"{', '.join(VIRTUAL_POLICIES)}")
+    return text
+
+
 def _layout(text: str) -> str:
     if text not in FILE_LAYOUTS:
         raise ValueError(f"--perf-tfrecord-files: no layout {text!r}; valid: "
@@ -194,6 +218,8 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             workloads_dir=workloads_dir,
             cache_dir=Path(config.rootpath, get("perf_cache_dir")),
             file_layout=_layout(get("perf_tfrecord_files")),
+            virtual_devices=_virtual(get("perf_virtual_devices")),
+            all_reduce=_all_reduce(get("perf_all_reduce")),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,

@@ -107,12 +107,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except BaselineError as error:
         raise pytest.UsageError(str(error)) from None
     log_dir = session.config.rootpath / ".perf-results" / "logs"
-    perf.runner = CaseRunner(perf.options, perf.workloads, baselines, log_dir)
+    gpu_memory = perf.machine.gpus[0].memory_bytes if perf.machine.gpus else 0
+    perf.runner = CaseRunner(perf.options, perf.workloads, baselines, log_dir, gpu_memory)
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
     workloads = perf.workloads()
-    for case in matrix.generate(workloads, perf.options.tier, perf.options.only):
+    for generated in matrix.generate(workloads, perf.options.tier, perf.options.only):
+        case = requirements.with_devices(generated, perf.machine, perf.options.virtual_devices)
         marks: list[Any] = [
             getattr(pytest.mark, case.tier(workloads).label),
             getattr(pytest.mark, case.device_kind),

@@ -23,6 +23,9 @@ class WorkerSpec:
     steps_per_round: int
     seed: int = 0
     cache_dir: str = ".perf-results/cache"
+    virtual: bool = False  # split one physical device into device_count logical ones
+    virtual_memory_mb: int | None = None  # per logical GPU
+    all_reduce: str = "auto"
     file_layout: str = "few_large"
     # The device's matrix-product rate, once some worker of this session has measured it.
     peak_flops: float | None = None

@@ -5,26 +5,42 @@ Each reason says what is missing, so a skipped case is never mistaken for a pass
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tfperf import pipelines, strategies
 from tfperf.machine import Machine
 from tfperf.matrix import Case
 
 # Grow as the harness grows; a value missing here is declared in the matrix but skipped.
-IMPLEMENTED_PLACEMENTS = frozenset({"default"})
+IMPLEMENTED_PLACEMENTS = frozenset({"default", "ps_host"})
 IMPLEMENTED_PRECISIONS = frozenset({"fp32", "mixed_bf16", "mixed_fp16"})
+
+
+# --perf-virtual-devices: which device kinds may be split into logical devices.
+VIRTUAL_POLICIES = {"off": frozenset(), "cpu": frozenset({"cpu"}), "all": frozenset({"cpu", "gpu"})}
+
+
+def with_devices(case: Case, machine: Machine, policy: str) -> Case:
+    """The case as it will run here: on logical devices where the machine has fewer physical
+    devices than it needs, at least one, and the policy allows splitting that kind."""
+    have = machine.device_count(case.device_kind)
+    if have < case.device_count and have >= 1 and case.device_kind in VIRTUAL_POLICIES[policy]:
+        return replace(case, virtual=True)
+    return case
 
 
 def _devices(case: Case, machine: Machine) -> str | None:
     have = machine.device_count(case.device_kind)
-    need = case.device_count
+    need = 1 if case.virtual else case.device_count
     if need <= have:
         return None
     if case.device_kind == "gpu":
         plural = "GPU" if need == 1 else "GPUs"
         why = f" ({machine.gpu_unavailable_reason})" if machine.gpu_unavailable_reason else ""
-        return f"needs {need} {plural}, found {have}{why}"
-    return (f"needs {need} CPU devices, found {have} (logical device splitting is not "
-            "implemented yet)")
+        split = " (--perf-virtual-devices=all splits one GPU)" if have else ""
+        return f"needs {need} {plural}, found {have}{why}{split}"
+    return (f"needs {need} CPU devices, found {have} (--perf-virtual-devices=cpu splits the CPU "
+            "into logical devices)")
 
 
 def _implemented(case: Case) -> str | None:

@@ -9,17 +9,18 @@ jit_compile in XLA `jit` mode), then applies the gradients outside XLA: compilin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf import flops, precision
+from tfperf import flops, layers, precision
 from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
+StepInput = tuple[Any, Any, "tf.Tensor | None"]
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Trainer:
         precision_name: str = "fp32",
         pool_size: int = 8,
         batches: tuple[np.ndarray, np.ndarray] | None = None,
+        remote_variables: bool = False,
     ) -> None:
         self.workload = workload
         self.config = config
@@ -51,31 +53,75 @@ class Trainer:
             # collective all-reduce fails at its first traced step otherwise.
             self.optimizer.build(self.model.trainable_variables)
         self._loss_scaled = isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
-        # The batches a step cycles through; callers that compare runs pass their own.
+        self.replicas = int(strategy.num_replicas_in_sync)
+        # The batches a step cycles through, config.batch_size per replica; callers that
+        # compare runs pass their own.
         features, labels = batches if batches is not None else workload.make_batches(
-            config, pool_size)
+            replace(config, batch_size=config.batch_size * self.replicas), pool_size)
         pool_size = len(features)
-        # Synthetic data lives on the device: the measured step pays no input cost.
         with tf.device(device):
             self.features = tf.constant(features)
             self.labels = tf.constant(labels)
+        # Synthetic data lives on each replica's device, its own share of every batch: the
+        # measured step pays no input cost.
+        self.pool = strategy.experimental_distribute_values_from_function(
+            lambda context: self.replica_share(features, labels, context.replica_id_in_sync_group))
         self.pool_size = pool_size
-        self._compute = tf.function(self._loss_and_gradients, jit_compile=jit_compile)
+        # XLA cannot read a variable that lives on another device (parameter_server): there
+        # the compiled function takes the variables' values, read on the replica's device.
+        self._stateless = jit_compile and remote_variables
+        self._compute = tf.function(
+            self._stateless_loss_and_gradients if self._stateless else self._loss_and_gradients,
+            jit_compile=jit_compile)
         self._round = tf.function(self._train_round)
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self._updated: list[Any] = []
 
-    def _loss_and_gradients(self, x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor]]:
-        """The loss and the gradients the optimizer takes (scaled under float16 loss scaling)."""
-        with tf.GradientTape() as tape:
+    def replica_share(self, features: np.ndarray, labels: np.ndarray, replica: int
+                      ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Replica `replica`'s part of global batches (batch axis second)."""
+        if self.replicas == 1:
+            return tf.constant(features), tf.constant(labels)
+        share = slice(replica * self.config.batch_size, (replica + 1) * self.config.batch_size)
+        return tf.constant(features[:, share]), tf.constant(labels[:, share])
+
+    def _loss_and_gradients(self, x: tf.Tensor, y: tf.Tensor
+                            ) -> tuple[tf.Tensor, list[tf.Tensor], list[tf.Tensor]]:
+        """The loss, the gradients the optimizer takes (scaled under float16 loss scaling) and
+        the new values of the layers' statistics (batch norm's moving averages), which the
+        caller assigns to `self._updated`."""
+        with layers.deferred_updates() as updates, tf.GradientTape() as tape:
             outputs = self.model(x, training=True)
             loss = tf.reduce_mean(tf.cast(self.workload.loss(y, outputs), tf.float32))
             scaled = self.optimizer.scale_loss(loss) if self._loss_scaled else loss
-        return loss, tape.gradient(scaled, self.model.trainable_variables)
+        self._updated = [variable for variable, _ in updates]  # known once traced
+        return (loss, tape.gradient(scaled, self.model.trainable_variables),
+                [value for _, value in updates])
+
+    def _stateless_loss_and_gradients(
+            self, trainable: list[tf.Tensor], non_trainable: list[tf.Tensor], x: tf.Tensor,
+            y: tf.Tensor) -> tuple[tf.Tensor, list[tf.Tensor], list[tf.Tensor]]:
+        """As _loss_and_gradients, on the variables' values instead of the variables."""
+        with layers.deferred_updates() as updates, tf.GradientTape() as tape:
+            tape.watch(trainable)
+            outputs, _ = self.model.stateless_call(trainable, non_trainable, x, training=True)
+            loss = tf.reduce_mean(tf.cast(self.workload.loss(y, outputs), tf.float32))
+            scaled = self.optimizer.scale_loss(loss) if self._loss_scaled else loss
+        self._updated = [variable for variable, _ in updates]
+        return loss, tape.gradient(scaled, trainable), [value for _, value in updates]
+
+    def _loss_gradients_statistics(self, x: tf.Tensor, y: tf.Tensor
+                                   ) -> tuple[tf.Tensor, list[tf.Tensor], list[tf.Tensor]]:
+        if not self._stateless:
+            return self._compute(x, y)  # type: ignore[no-any-return]
+        trainable = [tf.identity(v.value) for v in self.model.trainable_variables]
+        non_trainable = [tf.identity(v.value) for v in self.model.non_trainable_variables]
+        return self._compute(trainable, non_trainable, x, y)  # type: ignore[no-any-return]
 
     def gradients(self, batch: int = 0) -> tuple[tf.Tensor, list[tf.Tensor]]:
         """Loss and true (unscaled) gradients at the current weights on one pool batch, through
         the same compiled function as a training step; the weights are not updated."""
-        loss, grads = self._compute(self.features[batch], self.labels[batch])
+        loss, grads, _ = self._loss_gradients_statistics(self.features[batch], self.labels[batch])
         # Embedding gradients come as IndexedSlices: dense, so they compare like the rest.
         grads = [tf.convert_to_tensor(g) for g in grads]
         if self._loss_scaled:
@@ -84,37 +130,44 @@ class Trainer:
         return loss, grads
 
     def _replica_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        loss, grads = self._compute(x, y)
+        loss, grads, statistics = self._loss_gradients_statistics(x, y)
+        for variable, value in zip(self._updated, statistics, strict=True):
+            variable.assign(value)
         self.optimizer.apply(grads, self.model.trainable_variables)
         return loss
 
-    def step(self, x: Any, y: Any, preprocess: Preprocess | None = None) -> tf.Tensor:
-        """One training step on a batch (per-replica values under a strategy); the mean loss.
-        `preprocess` turns stored batches into model input on each replica's device. Traced
-        inside the caller's tf.function."""
+    def step(self, x: Any, y: Any, index: tf.Tensor | None = None,
+             preprocess: Preprocess | None = None) -> tf.Tensor:
+        """One training step on a batch (per-replica values under a strategy), or on batch
+        `index` of per-replica pools; the mean loss. `preprocess` turns stored batches into
+        model input on each replica's device. Traced inside the caller's tf.function."""
 
         def replica(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+            if index is not None:
+                x, y = tf.gather(x, index), tf.gather(y, index)
             return self._replica_step(preprocess(x) if preprocess else x, y)
 
         loss = self.strategy.run(replica, args=(x, y))
         return self.strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
 
-    def loop(self, steps: tf.Tensor, next_batch: Callable[[tf.Tensor], tuple[Any, Any]],
+    def loop(self, steps: tf.Tensor, next_batch: Callable[[tf.Tensor], StepInput],
              preprocess: Preprocess | None = None) -> tuple[tf.Tensor, tf.Tensor]:
-        """`steps` training steps in one graph loop; next_batch(i) gives step i's batch.
-        Returns the first step's loss and the mean loss."""
+        """`steps` training steps in one graph loop; next_batch(i) gives step i's input to
+        `step`: (x, y, None) for a batch, or (pools, pools, index). Returns the first step's
+        loss and the mean loss."""
         first = tf.constant(0.0)
         total = tf.constant(0.0)
         for i in tf.range(steps):
-            loss = self.step(*next_batch(i), preprocess)
+            x, y, index = next_batch(i)
+            loss = self.step(x, y, index, preprocess)
             first = tf.cond(i == 0, lambda loss=loss: loss, lambda first=first: first)
             total += loss
         return first, total / tf.cast(steps, tf.float32)
 
     def _train_round(self, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        def from_pool(i: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        def from_pool(i: tf.Tensor) -> StepInput:
             index = (self._step + tf.cast(i, tf.int64)) % self.pool_size
-            return tf.gather(self.features, index), tf.gather(self.labels, index)
+            return (*self.pool, index)
 
         result = self.loop(steps, from_pool)
         self._step.assign_add(tf.cast(steps, tf.int64))
@@ -129,7 +182,7 @@ class Trainer:
     def flops_per_example(self, batch_size: int) -> float:
         """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
         trace = tf.function(self._loss_and_gradients).get_concrete_function(
-            tf.TensorSpec(self.features.shape[1:], self.features.dtype),
-            tf.TensorSpec(self.labels.shape[1:], self.labels.dtype),
+            tf.TensorSpec((batch_size, *self.features.shape[2:]), self.features.dtype),
+            tf.TensorSpec((batch_size, *self.labels.shape[2:]), self.labels.dtype),
         )
         return flops.count_graph(trace.graph) / batch_size

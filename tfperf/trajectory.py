@@ -32,8 +32,9 @@ def run(spec: equivalence.ArmSpec, workload_path: Path, out: Path,
         features, labels = features[:, ::-1].copy(), labels[:, ::-1].copy()
     with xla_trace.traced() as activity:
         trainer = training.Trainer(
-            workload, config, strategies.load("single").create([spec.device]), spec.device,
-            MODES[spec.xla].jit_compile, spec.precision, batches=(features, labels))
+            workload, config,
+            strategies.load("single").create([spec.device], strategies.StrategySettings()),
+            spec.device, MODES[spec.xla].jit_compile, spec.precision, batches=(features, labels))
         variables = trainer.model.weights
         if initial is not None:
             start = equivalence.Trajectory.load(initial).initial

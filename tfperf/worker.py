@@ -26,6 +26,22 @@ class NonFiniteLoss(Exception):
     pass
 
 
+class ConfigurationError(Exception):
+    """The case did not run as named (devices, replicas): its figures would be mislabelled."""
+
+
+def _split(kind: str, count: int, memory_mb: int | None) -> None:
+    """Split the first physical device of `kind` into `count` logical devices; must run before
+    TensorFlow's runtime starts."""
+    import tensorflow as tf
+
+    physical = tf.config.list_physical_devices(kind)
+    if not physical:
+        raise ConfigurationError(f"no physical {kind} device to split into {count}")
+    config = tf.config.LogicalDeviceConfiguration(memory_limit=memory_mb if kind == "GPU" else None)
+    tf.config.set_logical_device_configuration(physical[0], [config] * count)
+
+
 class Progress:
     """Which phase the worker is in, so that a failure is named for where it happened."""
 
@@ -47,6 +63,8 @@ def classify(error: BaseException, phase: str) -> str:
         return "out_of_memory"
     if isinstance(error, NonFiniteLoss):
         return "non_finite_loss"
+    if isinstance(error, ConfigurationError):
+        return "configuration"
     if phase == "compile":
         return "compile_error"
     return "error"
@@ -87,6 +105,21 @@ ALONE_BATCHES = 20  # batches the pipeline is timed over without training
 ALONE_ROUNDS = 2  # rounds the step is timed over on device-resident batches
 
 
+def _prove_xla(source: Source, k: int, mode: str) -> int:
+    """One more warm-up round under the profiler: XLA must have executed in an XLA case and
+    must not have in an `off` case (the flag proves nothing: auto-clustering can compile
+    nothing). Returns the number of XLA executions seen."""
+    from tfperf import xla_trace
+
+    with xla_trace.traced() as activity:
+        source.round(k)
+    if mode == "off" and activity.executions:
+        raise ConfigurationError(f"xla=off, yet XLA executed {activity.executions} times")
+    if mode != "off" and not activity.executions:
+        raise ConfigurationError(f"xla={mode}, yet the profiler saw no XLA execution")
+    return activity.executions
+
+
 def _step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
     """Examples/s of the step with no input cost (the device-resident pool)."""
     trainer.run_round(k)  # traced and warm
@@ -115,20 +148,38 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
     case = spec.case
-    if case["placement"] != "default":
+    if case["placement"] not in ("default", "ps_host"):
         raise NotImplementedError(f"placement {case['placement']} is not implemented")
-    tf.random.set_seed(spec.seed)
     kind = case["device_kind"].upper()
-    devices = [f"/device:{kind}:{i}" for i in range(int(case["device_count"]))]
+    count = int(case["device_count"])
+    if spec.virtual:
+        _split(kind, count, spec.virtual_memory_mb)
+    tf.random.set_seed(spec.seed)
+    devices = [f"/device:{kind}:{i}" for i in range(count)]
+    found = [d.name for d in tf.config.list_logical_devices(kind)]
+    if len(found) < count:
+        raise ConfigurationError(f"the case needs {count} {kind} devices, TensorFlow has "
+                                 f"{len(found)}: {found}")
     workload = load_module(Path(spec.workload_path))
     config = ModelConfig(spec.size, spec.batch_size, case["data_format"], spec.seed)
+    variable_strategy = strategies.load(case["strategy"])
+    settings = strategies.StrategySettings(
+        all_reduce=spec.all_reduce,
+        parameter_device="host" if case["placement"] == "ps_host" else "device")
+    described = variable_strategy.describe(devices, settings)
+    strategy = variable_strategy.create(devices, settings)
+    # Proof that the strategy is what the case asked for, not only that it was asked for.
+    if strategy.num_replicas_in_sync != described["replicas"]:
+        raise ConfigurationError(f"{case['strategy']} runs {strategy.num_replicas_in_sync} "
+                                 f"replicas, the case asked for {described['replicas']}")
     trainer = training.Trainer(
         workload,
         config,
-        strategies.load(case["strategy"]).create(devices),
+        strategy,
         devices[0],
         xla_modes.MODES[case["xla"]].jit_compile,
         case["precision"],
+        remote_variables=variable_strategy.remote_variables,
     )
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
@@ -150,6 +201,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     first_round_s = time.perf_counter() - start
     _check_finite(first.mean_loss, k)
     progress.phase = "measure"
+    xla_executions = _prove_xla(source, k, case["xla"])
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
@@ -165,7 +217,9 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         loss_first=first.first_loss,
         flops_per_example=flops_per_example,
         peak_flops=peak_flops,
-        devices=[d.name for d in tf.config.list_logical_devices(kind)],
+        devices=found,
+        strategy=described,
+        xla_executions=xla_executions,
         **bandwidth,
     )
     step = spec.warmup_rounds * k

@@ -5,6 +5,7 @@ the per-step host round trip the seeds warn against."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -27,8 +28,20 @@ class FeedSource:
         self.next += 1
         return self.features[index], self.labels[index]
 
+    def _fed(self) -> tuple[Any, Any]:
+        """The next batch as a step takes it: split among the replicas where there are several
+        (each share copied to its replica's device, as a feed does)."""
+        x, y = self._batch()
+        trainer = self.trainer
+        if trainer.replicas == 1:
+            return x, y
+        shares = trainer.strategy.experimental_distribute_values_from_function(
+            lambda context: tuple(t[0] for t in trainer.replica_share(
+                x[None], y[None], context.replica_id_in_sync_group)))
+        return shares[0], shares[1]
+
     def round(self, steps: int) -> RoundResult:
-        losses = [self._step(*self._batch()) for _ in range(steps)]
+        losses = [self._step(*self._fed()) for _ in range(steps)]
         values = [float(loss.numpy()) for loss in losses]
         return RoundResult(values[0], sum(values) / len(values))
 

@@ -79,7 +79,7 @@ class TFRecordSource:
         self.dataset = dataset(self.entry, global_batch, on_host)
         iterator = iter(trainer.strategy.experimental_distribute_dataset(self.dataset))
         self._round = tf.function(
-            lambda steps: trainer.loop(steps, lambda i: next(iterator), on_device))
+            lambda steps: trainer.loop(steps, lambda i: (*next(iterator), None), on_device))
 
     def round(self, steps: int) -> RoundResult:
         first, mean = self._round(tf.constant(steps))

@@ -9,14 +9,32 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
+
+
+@dataclass(frozen=True)
+class StrategySettings:
+    """What a case says about its strategy beyond the devices."""
+
+    # replicated: the all-reduce algorithm; auto is NCCL on GPUs and the collective ring on CPU.
+    all_reduce: str = "auto"
+    # parameter_server: "device" (the first compute device) or "host" (the CPU).
+    parameter_device: str = "device"
 
 
 class VariableStrategy(Protocol):
     name: str
+    # Variables live on a device other than the replicas' (XLA then needs their values).
+    remote_variables: bool
 
-    def create(self, devices: list[str]) -> Any:
+    def create(self, devices: list[str], settings: StrategySettings) -> Any:
         """A tf.distribute.Strategy over `devices` (TensorFlow device names)."""
+
+    def describe(self, devices: list[str], settings: StrategySettings) -> dict[str, Any]:
+        """What the case ran with, for its results: replicas and the strategy's own choices."""
 
 
 def available() -> set[str]:

@@ -6,14 +6,20 @@ from typing import Any
 
 import tensorflow as tf
 
+from tfperf.strategies import StrategySettings
+
 
 class Single:
     name = "single"
+    remote_variables = False
 
-    def create(self, devices: list[str]) -> Any:
+    def create(self, devices: list[str], settings: StrategySettings) -> Any:
         if len(devices) != 1:
             raise ValueError(f"single runs on one device, got {len(devices)}")
         return tf.distribute.get_strategy()
+
+    def describe(self, devices: list[str], settings: StrategySettings) -> dict[str, Any]:
+        return {"replicas": 1}
 
 
 STRATEGY = Single()

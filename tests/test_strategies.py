@@ -1,0 +1,73 @@
+"""Variable strategies on logical CPU devices, for real: each runs as named (replicas, devices,
+all-reduce, parameter device), its loss falls, it reports scaling against the 1-device case of
+the same session, and a scaling drop against the baseline fails the case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import MakeSuite
+from tfperf.machine import detect
+
+SMOKE_CPU = ("--perf-only=device_kind=cpu", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+             "--perf-only=input=synthetic", "--perf-only=precision=fp32",
+             "--perf-only=strategy=single,replicated,parameter_server",
+             "--perf-rounds=3", "--perf-steps-per-round=5")
+
+
+def test_strategies_run_as_named_on_two_logical_cpus(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*SMOKE_CPU, "--benchmark-json=out.json")
+    assert result.parseoutcomes() == {"no_baseline": 4}, result.stdout.str()
+    infos = {b["extra_info"]["case_id"]: b["extra_info"]
+             for b in json.loads((suite.path / "out.json").read_text())["benchmarks"]}
+    prefix, suffix = "tinycnn-", "-xla_off-NHWC-{}-fp32-synthetic-prep_host"
+    one = infos[prefix + "cpu1" + suffix.format("default-single")]
+    assert one["virtual"] is False and "scaling_efficiency" not in one
+    replicated = infos[prefix + "virtual_cpu2" + suffix.format("default-replicated")]
+    ps_device = infos[prefix + "virtual_cpu2" + suffix.format("default-parameter_server")]
+    ps_host = infos[prefix + "virtual_cpu2" + suffix.format("ps_host-parameter_server")]
+    assert replicated["strategy_run"] == {"replicas": 2, "all_reduce": "ring"}
+    assert ps_device["strategy_run"]["parameter_device"] == "/device:CPU:0"
+    assert ps_host["strategy_run"]["parameter_device"] == "/device:CPU:0"
+    for info in (replicated, ps_device, ps_host):
+        assert info["virtual"] is True
+        assert len(info["devices"]) == 2
+        assert info["loss_last"] < info["loss_first"]
+        assert info["scaling_reference"] == one["case_id"]
+        assert info["scaling_efficiency"] == pytest.approx(
+            info["examples_per_sec"] / 2 / one["examples_per_sec"])
+        assert info["xla_executions_per_round"] == 0
+
+
+def test_without_splitting_two_device_cases_are_skipped(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest("-rs", *SMOKE_CPU, "--perf-only=device_count=2",
+                             "--perf-virtual-devices=off")
+    outcomes = result.parseoutcomes()
+    assert set(outcomes) == {"skipped"}, result.stdout.str()
+    result.stdout.fnmatch_lines(["*needs 2 CPU devices, found 1 (--perf-virtual-devices=cpu*"])
+
+
+def test_scaling_drop_against_the_baseline_fails_the_case(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    select = (*SMOKE_CPU, "--perf-only=strategy=single,replicated",
+              "--perf-only=placement=default")
+    saved = suite.runpytest(*select, "--benchmark-save=scaling")
+    assert saved.parseoutcomes() == {"no_baseline": 2}, saved.stdout.str()
+    path = suite.path / "baselines" / detect().key() / "0001_scaling.json"
+    data = json.loads(path.read_text())
+    for bench in data["benchmarks"]:
+        info = bench["extra_info"]
+        if info.get("scaling_efficiency"):
+            # The stored baseline scaled ten times better than this machine can: a real
+            # scaling loss of 90% against it.
+            info["scaling_efficiency"] *= 10
+    path.write_text(json.dumps(data))
+    again = suite.runpytest(*select, "--perf-threshold=75")
+    again.stdout.fnmatch_lines(["*virtual_cpu2*replicated*: scaling_regression: scaling "
+                                "efficiency * against its baseline's *"])
+    outcomes = again.parseoutcomes()
+    assert outcomes.get("failed") == 1, again.stdout.str()

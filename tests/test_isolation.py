@@ -26,3 +26,14 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
         "*segfault-cpu1-*: crash: worker killed by SIGSEGV while building*",
     ])
     assert worker_processes() == []
+
+
+def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
+    """The profiler, not the flag, decides whether XLA ran: an xla=off case whose model
+    compiles with XLA itself fails with cause `configuration`."""
+    suite = make_suite("hidden_xla")
+    result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-only=precision=fp32",
+                             "--perf-rounds=1", "--perf-steps-per-round=2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*hidden_xla-cpu1-xla_off-*: configuration: ConfigurationError: "
+                                 "xla=off, yet XLA executed * times*"])

@@ -13,8 +13,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-# Types whose FLOPs count, and ops that would hide work from the count.
-_NESTED = {"PartitionedCall", "StatefulPartitionedCall", "While", "StatelessWhile", "If"}
+# Calls of nested functions (a tf.function inside the step, an XLA-compiled part of a model):
+# their bodies are counted. Loops and conditionals would hide how often their body runs.
+_CALLS = {"PartitionedCall", "StatefulPartitionedCall"}
+_HIDDEN = {"While", "StatelessWhile", "If", "StatelessIf"}
 
 
 def _shape(tensor: Any) -> list[int]:
@@ -94,15 +96,28 @@ def live_ops(outputs: Iterable[Any]) -> list[Any]:
     return live
 
 
+def _body(graph: Any, op: Any) -> Any:
+    """The graph of the function that a call op runs."""
+    function = graph._get_function(op.get_attr("f").name)
+    if function is None or getattr(function, "graph", None) is None:
+        from tensorflow.python.framework import function_def_to_graph
+
+        return function_def_to_graph.function_def_to_graph(function.definition)
+    return function.graph
+
+
 def count_graph(graph: Any) -> int:
-    """Matrix-product FLOPs of a traced function's graph (one call)."""
+    """Matrix-product FLOPs of a traced function's graph (one call), nested calls included."""
     total = 0
     for op in live_ops(graph.outputs):
-        if op.type in _NESTED:
+        if op.type in _HIDDEN:
             raise ValueError(
                 f"{op.type} {op.name} hides its body from the FLOP count: trace the step without "
-                "nested functions or loops"
+                "loops or conditionals"
             )
+        if op.type in _CALLS:
+            total += count_graph(_body(graph, op))
+            continue
         counter = COUNTERS.get(op.type)
         if counter is not None:
             total += counter(op)

@@ -13,6 +13,21 @@ Floors (loss / gradients / weights) they were set from:
   tinycnn  fp32        9.3e-8 / 7.4e-7 / 7.5e-8
   tinycnn  mixed_bf16  3.4e-4 / 4.3e-3 / 4.8e-4
   tinycnn  mixed_fp16  3.5e-5 / 2.3e-4 / 3.1e-5
+  deepconn fp32        5.9e-7 / 2.1e-7 / 2.7e-7
+  deepconn mixed_bf16  6.2e-4 / 2.5e-2 / 9.8e-3
+  transformer fp32     3.3e-7 / 3.6e-7 / 3.1e-7
+  transformer mixed_bf16 1.4e-3 / 2.2e-2 / 1.4e-3
+  resnet56 fp32        1.4e-1 / 1.2e-2 / 6.6e-2  (56 layers of batch norm at batch 8: chaotic)
+  resnet56 mixed_bf16  1.5e-1 / 8.8e-1 / 1.9e-1  (gradients agree in direction only)
+  fused_elementwise fp32  1.0e-5 / 4.1e-8 / 4.1e-8  (loss: see below)
+  fused_elementwise mixed_bf16  5.7e-3 / 4.1e-8 / 4.1e-8
+fused_elementwise's loss is one sum of 2^20 float32 terms per example; reversing the examples
+of a batch leaves each sum in its order, so the order floor cannot see reduction order (it
+measured 0), and the float64 floor (2.1e-7) is TensorFlow's pairwise summation, more accurate
+than XLA's. Its loss floor is the float32 rounding of a 2^20-term sum in another order,
+sqrt(n) * 2^-24 = 6.1e-5 of the sum of magnitudes, taken as 1e-5 of the loss (XLA measured
+8.2e-6 and 1.8e-5 of it: 10x this floor holds them). Its gradients are exact (floor 0, taken
+as the weights' 4.1e-8).
 mixed_fp16 was not measured for resnet20: without XLA it trains ~35x slower on CPU. A workload
 or precision without its own entry gets the loosest measured one of its precision; measure it
 (the benchmark takes workload files) and add a line here.
@@ -42,6 +57,14 @@ MEASURED: dict[tuple[str, str], Tolerance] = {
     ("tinycnn", "fp32"): Tolerance.from_floor(9.3e-8, 7.4e-7, 7.5e-8),
     ("tinycnn", "mixed_bf16"): Tolerance.from_floor(3.4e-4, 4.3e-3, 4.8e-4),
     ("tinycnn", "mixed_fp16"): Tolerance.from_floor(3.5e-5, 2.3e-4, 3.1e-5),
+    ("deepconn", "fp32"): Tolerance.from_floor(5.9e-7, 2.1e-7, 2.7e-7),
+    ("deepconn", "mixed_bf16"): Tolerance.from_floor(6.2e-4, 2.5e-2, 9.8e-3),
+    ("transformer", "fp32"): Tolerance.from_floor(3.3e-7, 3.6e-7, 3.1e-7),
+    ("transformer", "mixed_bf16"): Tolerance.from_floor(1.4e-3, 2.2e-2, 1.4e-3),
+    ("resnet56", "fp32"): Tolerance.from_floor(1.4e-1, 1.2e-2, 6.6e-2),
+    ("resnet56", "mixed_bf16"): Tolerance.from_floor(1.5e-1, 8.8e-1, 1.9e-1),
+    ("fused_elementwise", "fp32"): Tolerance.from_floor(1.0e-5, 4.1e-8, 4.1e-8),
+    ("fused_elementwise", "mixed_bf16"): Tolerance.from_floor(5.7e-3, 4.1e-8, 4.1e-8),
 }
 
 

@@ -191,6 +191,8 @@ def _placement_fits(case: Case, workload: WorkloadInfo) -> str | None:
         return f"{case.placement} needs at least 2 devices"
     if case.placement == "towers_split" and not workload.towers:
         return f"{workload.name} has no towers to split"
+    if case.xla == "jit":
+        return f"{case.placement} spreads the step over devices; jit compiles it for one"
     return None
 
 

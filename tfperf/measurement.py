@@ -96,7 +96,7 @@ class CaseRunner:
         return None
 
     def _spec(self, case: Case, info: WorkloadInfo) -> WorkerSpec:
-        size = MEASUREMENT[self.options.tier].size
+        size = self.options.size or MEASUREMENT[self.options.tier].size
         return WorkerSpec(
             case=case.axis_values(),
             workload_path=str(info.path),
@@ -200,7 +200,8 @@ class CaseRunner:
         k = spec.steps_per_round
         steps = [r / k for r in worker_rounds]
         median_round = float(np.median(worker_rounds))
-        examples_per_sec = spec.batch_size * int(spec.case["device_count"]) * k / median_round
+        # Every replica trains on its own batch; a model-parallel case is one replica.
+        examples_per_sec = spec.batch_size * int(ready["strategy"]["replicas"]) * k / median_round
         flops_per_example = float(ready["flops_per_example"])
         peak = float(ready["peak_flops"]) * int(spec.case["device_count"])
         stats = getattr(benchmark, "stats", None)
@@ -222,6 +223,8 @@ class CaseRunner:
             "peak_flops_per_device": float(ready["peak_flops"]),
             "strategy_run": ready["strategy"],
             "xla_executions_per_round": ready["xla_executions"],
+            "placed_layers": ready["placed_layers"],
+            "copies_per_step": ready["copies_per_step"],
             "devices": ready["devices"],
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],

@@ -46,6 +46,7 @@ class PerfOptions:
     file_layout: str  # TFRecord files: many_small or few_large
     virtual_devices: str = "cpu"  # device kinds split into logical devices: off, cpu or all
     all_reduce: str = "auto"  # the replicated strategy's all-reduce algorithm
+    size: str | None = None  # the workload size, if not the tier's
     injection: Injection | None = None
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -75,6 +76,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-all-reduce", metavar="ALGORITHM", default="auto",
                     help=f"All-reduce of the replicated strategy: {', '.join(ALL_REDUCE)} (default "
                          "auto: nccl on GPUs, the collective ring on CPU).")
+    group.addoption("--perf-size", metavar="SIZE",
+                    help="Workload size: tiny or full (default: the tier's, tiny for smoke).")
     group.addoption("--perf-steps-per-round", metavar="K",
                     help="Training steps per round; the host synchronises once per round.")
     group.addoption("--perf-timeout", metavar="SECONDS",
@@ -161,6 +164,12 @@ def _fault(text: str) -> str:
     return text
 
 
+def _size(text: str) -> str:
+    if text not in ("tiny", "full"):
+        raise ValueError(f"--perf-size: no size {text!r}; valid: tiny, full")
+    return text
+
+
 def _all_reduce(text: str) -> str:
     if text not in ALL_REDUCE:
         raise ValueError(f"--perf-all-reduce: no algorithm {text!r}; valid: {', '.join(ALL_REDUCE)}")
@@ -220,6 +229,7 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             file_layout=_layout(get("perf_tfrecord_files")),
             virtual_devices=_virtual(get("perf_virtual_devices")),
             all_reduce=_all_reduce(get("perf_all_reduce")),
+            size=_size(get("perf_size")) if get("perf_size") else None,
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfperf import pipelines, strategies
+from tfperf import pipelines, placements, strategies
 from tfperf.machine import Machine
 from tfperf.matrix import Case
 
 # Grow as the harness grows; a value missing here is declared in the matrix but skipped.
-IMPLEMENTED_PLACEMENTS = frozenset({"default", "ps_host"})
 IMPLEMENTED_PRECISIONS = frozenset({"fp32", "mixed_bf16", "mixed_fp16"})
 
 
@@ -48,7 +47,7 @@ def _implemented(case: Case) -> str | None:
         return f"variable strategy {case.strategy} is not implemented yet"
     if case.input not in pipelines.available():
         return f"input pipeline {case.input} is not implemented yet"
-    if case.placement not in IMPLEMENTED_PLACEMENTS:
+    if case.placement not in placements.available():
         return f"placement {case.placement} is not implemented yet"
     if case.precision not in IMPLEMENTED_PRECISIONS:
         return f"precision {case.precision} is not implemented yet"

@@ -17,7 +17,7 @@ Floors (loss / gradients / weights) they were set from:
   deepconn mixed_bf16  6.2e-4 / 2.5e-2 / 9.8e-3
   transformer fp32     3.3e-7 / 3.6e-7 / 3.1e-7
   transformer mixed_bf16 1.4e-3 / 2.2e-2 / 1.4e-3
-  resnet56 fp32        1.4e-1 / 1.2e-2 / 6.6e-2  (56 layers of batch norm at batch 8: chaotic)
+  resnet56 fp32        1.4e-1 / 2.0e-2 / 7.7e-2  (56 layers of batch norm at batch 8: chaotic)
   resnet56 mixed_bf16  1.5e-1 / 8.8e-1 / 1.9e-1  (gradients agree in direction only)
   fused_elementwise fp32  1.0e-5 / 4.1e-8 / 4.1e-8  (loss: see below)
   fused_elementwise mixed_bf16  5.7e-3 / 4.1e-8 / 4.1e-8
@@ -61,7 +61,7 @@ MEASURED: dict[tuple[str, str], Tolerance] = {
     ("deepconn", "mixed_bf16"): Tolerance.from_floor(6.2e-4, 2.5e-2, 9.8e-3),
     ("transformer", "fp32"): Tolerance.from_floor(3.3e-7, 3.6e-7, 3.1e-7),
     ("transformer", "mixed_bf16"): Tolerance.from_floor(1.4e-3, 2.2e-2, 1.4e-3),
-    ("resnet56", "fp32"): Tolerance.from_floor(1.4e-1, 1.2e-2, 6.6e-2),
+    ("resnet56", "fp32"): Tolerance.from_floor(1.4e-1, 2.0e-2, 7.7e-2),
     ("resnet56", "mixed_bf16"): Tolerance.from_floor(1.5e-1, 8.8e-1, 1.9e-1),
     ("fused_elementwise", "fp32"): Tolerance.from_floor(1.0e-5, 4.1e-8, 4.1e-8),
     ("fused_elementwise", "mixed_bf16"): Tolerance.from_floor(5.7e-3, 4.1e-8, 4.1e-8),

@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf import flops, layers, precision
+from tfperf import flops, layers, placements, precision
 from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
@@ -41,6 +41,7 @@ class Trainer:
         pool_size: int = 8,
         batches: tuple[np.ndarray, np.ndarray] | None = None,
         remote_variables: bool = False,
+        place: Callable[[Any], dict[str, str]] | None = None,
     ) -> None:
         self.workload = workload
         self.config = config
@@ -48,6 +49,9 @@ class Trainer:
         self.strategy = strategy
         with strategy.scope(), precision.policy(precision_name):
             self.model = workload.build_model(config)
+            # Model parallelism: layers (and their variables) on the devices a placement names.
+            self.assignment = place(self.model) if place else {}
+            placements.apply(self.model, self.assignment)
             self.optimizer = precision.optimizer_for(precision_name, workload.optimizer(config))
             # Built inside the scope before the first step: a custom loop under a
             # collective all-reduce fails at its first traced step otherwise.
@@ -95,8 +99,10 @@ class Trainer:
             loss = tf.reduce_mean(tf.cast(self.workload.loss(y, outputs), tf.float32))
             scaled = self.optimizer.scale_loss(loss) if self._loss_scaled else loss
         self._updated = [variable for variable, _ in updates]  # known once traced
-        return (loss, tape.gradient(scaled, self.model.trainable_variables),
-                [value for _, value in updates])
+        grads = tape.gradient(scaled, self.model.trainable_variables)
+        if self.assignment:
+            placements.colocate_gradients(tf.compat.v1.get_default_graph())
+        return loss, grads, [value for _, value in updates]
 
     def _stateless_loss_and_gradients(
             self, trainable: list[tf.Tensor], non_trainable: list[tf.Tensor], x: tf.Tensor,
@@ -179,10 +185,13 @@ class Trainer:
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 
-    def flops_per_example(self, batch_size: int) -> float:
-        """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
-        trace = tf.function(self._loss_and_gradients).get_concrete_function(
+    def step_graph(self, batch_size: int) -> Any:
+        """A trace of one replica's forward and gradient at this batch size."""
+        return tf.function(self._loss_and_gradients).get_concrete_function(
             tf.TensorSpec((batch_size, *self.features.shape[2:]), self.features.dtype),
             tf.TensorSpec((batch_size, *self.labels.shape[2:]), self.labels.dtype),
-        )
-        return flops.count_graph(trace.graph) / batch_size
+        ).graph
+
+    def flops_per_example(self, batch_size: int) -> float:
+        """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
+        return flops.count_graph(self.step_graph(batch_size)) / batch_size

@@ -105,6 +105,21 @@ ALONE_BATCHES = 20  # batches the pipeline is timed over without training
 ALONE_ROUNDS = 2  # rounds the step is timed over on device-resident batches
 
 
+def _check_variables(model: Any, assignment: dict[str, str]) -> None:
+    """Each placed layer's variables live on its device (a proof, not the request)."""
+    import tensorflow as tf
+
+    for layer in model.layers:
+        if layer.name not in assignment:
+            continue
+        want = tf.DeviceSpec.from_string(assignment[layer.name])
+        for variable in layer.weights:
+            have = tf.DeviceSpec.from_string(variable.value.device)
+            if (have.device_type, have.device_index) != (want.device_type, want.device_index):
+                raise ConfigurationError(f"{variable.path} is on {variable.value.device}, its "
+                                         f"placement says {assignment[layer.name]}")
+
+
 def _prove_xla(source: Source, k: int, mode: str) -> int:
     """One more warm-up round under the profiler: XLA must have executed in an XLA case and
     must not have in an `off` case (the flag proves nothing: auto-clustering can compile
@@ -144,12 +159,10 @@ def _input_figures(source: Source, trainer: training.Trainer, spec: protocol.Wor
 def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float) -> None:
     import tensorflow as tf
 
-    from tfperf import peak, pipelines, strategies, training, xla_modes
+    from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
     case = spec.case
-    if case["placement"] not in ("default", "ps_host"):
-        raise NotImplementedError(f"placement {case['placement']} is not implemented")
     kind = case["device_kind"].upper()
     count = int(case["device_count"])
     if spec.virtual:
@@ -172,6 +185,16 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     if strategy.num_replicas_in_sync != described["replicas"]:
         raise ConfigurationError(f"{case['strategy']} runs {strategy.num_replicas_in_sync} "
                                  f"replicas, the case asked for {described['replicas']}")
+    placement = placements.load(case["placement"])
+    assignment: dict[str, str] = {}
+
+    def place(model: Any) -> dict[str, str]:
+        assignment.update(placement.assign(model, workload, devices))
+        return assignment
+
+    # Ops must run exactly where a model-parallel placement puts them: with soft placement
+    # off, TensorFlow fails rather than quietly moving them.
+    tf.config.set_soft_device_placement(case["placement"] in ("default", "ps_host"))
     trainer = training.Trainer(
         workload,
         config,
@@ -180,7 +203,11 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         xla_modes.MODES[case["xla"]].jit_compile,
         case["precision"],
         remote_variables=variable_strategy.remote_variables,
+        place=place,
     )
+    _check_variables(trainer.model, assignment)
+    step_graph = trainer.step_graph(spec.batch_size)
+    copies = placements.copies(step_graph, devices[0])
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # Interpreter up to model and input ready: TensorFlow's import, the build, input files.
@@ -188,7 +215,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     # MFU's denominator is the matrix-product rate of the dtype the model computes in.
     compute_dtype = tf.as_dtype(trainer.model.compute_dtype)
     peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], compute_dtype)
-    flops_per_example = trainer.flops_per_example(spec.batch_size)
+    flops_per_example = flops.count_graph(step_graph) / spec.batch_size
     bandwidth = {
         "bytes_per_example": workload.bytes_per_example(config),
         "copy_bytes_per_sec": spec.copy_bytes_per_sec or peak.copy_bytes_per_second(devices[0]),
@@ -220,6 +247,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         devices=found,
         strategy=described,
         xla_executions=xla_executions,
+        placed_layers=len(assignment),
+        copies_per_step={"count": copies.count, "bytes": copies.bytes},
         **bandwidth,
     )
     step = spec.warmup_rounds * k

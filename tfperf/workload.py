@@ -73,6 +73,15 @@ class MemoryBound(Protocol):
 
 
 @runtime_checkable
+class Towers(Protocol):
+    """A workload with independent towers that the towers_split placement puts on different
+    devices."""
+
+    def tower_of(self, layer_name: str) -> int | None:
+        """The tower a layer belongs to (0, 1, ...), or None for shared layers and the join."""
+
+
+@runtime_checkable
 class Preprocessed(Protocol):
     """A workload whose data is stored in a compact form (uint8 images) and turned into model
     input by preprocessing that the case places on the host or the device."""

@@ -90,6 +90,12 @@ class DeepCoNN:
         rating = FactorizationMachine(FM_FACTORS, dtype=output_dtype(), name="fm")(joined)
         return keras.Model(documents, rating, name=self.name)
 
+    def tower_of(self, layer_name: str) -> int | None:
+        for tower, prefix in enumerate(("user_", "item_")):
+            if layer_name.startswith(prefix):
+                return tower
+        return None  # the shared word embedding and the join
+
     def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
         # Adam, as the DeepCoNN authors trained it (SGD learns the embeddings far slower).
         return keras.optimizers.Adam(2e-3)

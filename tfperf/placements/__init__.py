@@ -1,0 +1,113 @@
+"""Placements: which device each layer of the model runs on (model parallelism).
+
+Each placement is one module in this package defining `PLACEMENT`, an object satisfying
+`Placement`; the registry is the set of modules present, so adding one edits no other file. A
+placement assigns layers to devices; this module applies the assignment (each layer's calls
+and variables on its device, gradients beside their forward ops, as TF1's
+colocate_gradients_with_ops did) and counts the device-to-device copies a step makes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+GRADIENT_SCOPE = "gradient_tape/"
+
+
+class Placement(Protocol):
+    name: str
+
+    def assign(self, model: Any, workload: Any, devices: list[str]) -> dict[str, str]:
+        """Layer name -> device for the layers this placement moves (others stay on the first
+        device)."""
+
+
+def available() -> set[str]:
+    """Names of the implemented placements, without importing TensorFlow."""
+    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+
+
+def load(name: str) -> Placement:
+    if name not in available():
+        raise KeyError(f"placement {name!r} is not implemented")
+    placement: Placement = importlib.import_module(f"{__name__}.{name}").PLACEMENT
+    return placement
+
+
+def apply(model: Any, assignment: Mapping[str, str]) -> None:
+    """Run each assigned layer's calls on its device and move its variables there. Keras 3
+    creates a functional model's variables while constructing it, before any device scope of
+    ours can apply, so they are re-created on their device with their values."""
+    import tensorflow as tf
+
+    for layer in model.layers:
+        device = assignment.get(layer.name)
+        if device is None:
+            continue
+        call = layer.call
+
+        @functools.wraps(call)
+        def on_device(*args: Any, _call: Any = call, _device: str = device, **kwargs: Any) -> Any:
+            with tf.device(_device):
+                return _call(*args, **kwargs)
+
+        layer.call = on_device
+        for variable in layer.weights:
+            with tf.device(device):
+                variable._value = tf.Variable(
+                    variable.value, trainable=variable.trainable, name=variable.name,
+                    aggregation=variable.value.aggregation,
+                    synchronization=variable.value.synchronization)
+
+
+def colocate_gradients(graph: Any) -> None:
+    """Give each gradient op its forward op's device. TF2's GradientTape leaves gradient ops
+    unplaced, so the whole backward pass would run on the first device."""
+    devices = {op.name: op.device for op in graph.get_operations() if op.device}
+    for op in graph.get_operations():
+        if op.device or not op.name.startswith(GRADIENT_SCOPE):
+            continue
+        parts = op.name[len(GRADIENT_SCOPE):].split("/")
+        for end in range(len(parts), 0, -1):
+            device = devices.get("/".join(parts[:end]))
+            if device:
+                op._set_device(device)
+                break
+
+
+@dataclass(frozen=True)
+class Copies:
+    count: int  # tensors that cross from one device to another in one step
+    bytes: int  # their size, where shapes are static
+
+
+def copies(graph: Any, default_device: str) -> Copies:
+    """The device-to-device transfers of one call of a traced step: every edge whose producer
+    and consumer run on different devices becomes a send/receive pair when TensorFlow
+    partitions the graph. Unplaced ops run on the default device; resource handles are not
+    copied (an op on a variable runs where the variable lives)."""
+    import tensorflow as tf
+
+    from tfperf.flops import live_ops
+
+    def device(op: Any) -> str:
+        return str(tf.DeviceSpec.from_string(op.device or default_device).to_string())
+
+    count = nbytes = 0
+    for op in live_ops(graph.outputs):
+        for tensor in op.inputs:
+            if tensor.dtype in (tf.resource, tf.variant) or device(tensor.op) == device(op):
+                continue
+            count += 1
+            dims = tensor.shape.as_list() if tensor.shape.rank is not None else None
+            if dims is not None and all(d is not None for d in dims):
+                size = 1
+                for d in dims:
+                    size *= d
+                nbytes += size * tensor.dtype.size
+    return Copies(count, nbytes)

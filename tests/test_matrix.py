@@ -89,11 +89,27 @@ def test_skip_reasons_say_what_is_missing() -> None:
     assert reason == "needs 4 GPUs, found 0 (no NVIDIA driver)"
     assert requirements.skip_reason(gpu1, CPU_ONLY) == "needs 1 GPU, found 0 (no NVIDIA driver)"
     assert requirements.skip_reason(gpu1, FOUR_GPUS) is None
-    assert requirements.skip_reason(gpu4, FOUR_GPUS) == (
-        "variable strategy replicated is not implemented yet")
-    split = matrix.Case("w", "gpu", 1, "off", "NHWC", "towers_split", "single", "fp32")
-    assert requirements.skip_reason(split, FOUR_GPUS) == (
-        "placement towers_split is not implemented yet")
+    assert requirements.skip_reason(gpu4, FOUR_GPUS) is None
+    multi = matrix.Case("w", "gpu", 4, "off", "NHWC", "default", "distributed_replicated", "fp32")
+    assert requirements.skip_reason(multi, FOUR_GPUS) == (
+        "variable strategy distributed_replicated is not implemented yet")
+
+
+def test_missing_devices_run_virtual_where_the_policy_allows() -> None:
+    cpu2 = matrix.Case("w", "cpu", 2, "off", "NHWC", "default", "replicated", "fp32")
+    split = requirements.with_devices(cpu2, CPU_ONLY, "cpu")
+    assert split.virtual and split.id.startswith("w-virtual_cpu2-")
+    assert requirements.skip_reason(split, CPU_ONLY) is None
+    kept = requirements.with_devices(cpu2, CPU_ONLY, "off")
+    assert not kept.virtual
+    assert requirements.skip_reason(kept, CPU_ONLY) == (
+        "needs 2 CPU devices, found 1 (--perf-virtual-devices=cpu splits the CPU into logical "
+        "devices)")
+    gpu2 = matrix.Case("w", "gpu", 2, "off", "NHWC", "default", "replicated", "fp32")
+    one_gpu = Machine("Linux", "3.11", "2.21.0", "EPYC", 64, FOUR_GPUS.gpus[:1])
+    assert not requirements.with_devices(gpu2, one_gpu, "cpu").virtual
+    assert requirements.with_devices(gpu2, one_gpu, "all").virtual
+    assert not requirements.with_devices(gpu2, CPU_ONLY, "all").virtual  # nothing to split
 
 
 def test_storage_key_names_devices_and_tensorflow() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import tensorflow as tf
 
@@ -11,6 +12,17 @@ import tensorflow as tf
 SIZES = {"CPU": 4096, "GPU": 8192}
 CALLS = {"CPU": 2, "GPU": 20}
 REPEATS = 3
+
+
+def _best_seconds(function: Any, argument: tf.Tensor) -> float:
+    """The best of REPEATS timed calls, after one untimed call (tracing, warm caches)."""
+    function(argument).numpy()
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        function(argument).numpy()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def matmul_flops_per_second(device: str, dtype: tf.DType) -> float:
@@ -27,12 +39,7 @@ def matmul_flops_per_second(device: str, dtype: tf.DType) -> float:
                 x = tf.matmul(x, a)
             return tf.reduce_sum(tf.cast(x[0, :8], tf.float32))
 
-        chain(a).numpy()
-        best = float("inf")
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            chain(a).numpy()
-            best = min(best, time.perf_counter() - start)
+        best = _best_seconds(chain, a)
     return 2 * n**3 * calls / best
 
 
@@ -55,10 +62,5 @@ def copy_bytes_per_second(device: str) -> float:
                 x = tf.raw_ops.DeepCopy(x=x)
             return x[0]
 
-        chain(x).numpy()
-        best = float("inf")
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            chain(x).numpy()
-            best = min(best, time.perf_counter() - start)
+        best = _best_seconds(chain, x)
     return 2 * nbytes * COPIES / best

@@ -10,8 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import keras
+import numpy as np
+import tensorflow as tf
 
 from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.synthetic import ImageBytes, learnable_images
+from tfperf.tiers import Tier
+from tfperf.workload import ModelConfig
 
 
 def conv(filters: int, kernel: int, stride: int, data_format: str) -> keras.layers.Conv2D:
@@ -76,3 +81,32 @@ def cifar_resnet(name: str, depth: int, data_format: str, classes: int = 10) -> 
         for block in range(blocks):
             x = basic_block(x, filters, stride if block == 0 else 1, data_format)
     return keras.Model(inputs, classifier(x, classes, data_format), name=name)
+
+
+class CifarResNet(ImageBytes):
+    """A CIFAR ResNet workload (10 classes, SGD with momentum) of a given depth."""
+
+    data_formats = ("NHWC", "NCHW")
+    precisions = ("fp32", "mixed_bf16", "mixed_fp16")
+    towers = False
+    tier = Tier.SMOKE
+    classes = 10
+
+    def __init__(self, name: str, depth: int, batch_sizes: dict[str, int],
+                 smoke_matrix: bool) -> None:
+        self.name = name
+        self.depth = depth
+        self.batch_sizes = batch_sizes
+        self.smoke_matrix = smoke_matrix
+
+    def build_model(self, config: ModelConfig) -> keras.Model:
+        return cifar_resnet(self.name, self.depth, config.data_format, self.classes)
+
+    def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
+        return keras.optimizers.SGD(0.05, momentum=0.9)
+
+    def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
+        return learnable_images(config, count, self.classes, 32)
+
+    def loss(self, labels: tf.Tensor, outputs: tf.Tensor) -> tf.Tensor:
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)

@@ -1,39 +1,8 @@
-"""ResNet-20 for 32x32x3 images and 10 classes: the CIFAR-10 network of the seeds."""
+"""ResNet-20 for 32x32x3 images and 10 classes: the CIFAR-10 network of the seeds, and the
+reference workload that the smoke tier varies one axis at a time."""
 
 from __future__ import annotations
 
-import keras
-import numpy as np
-import tensorflow as tf
-from _resnet import cifar_resnet
+from _resnet import CifarResNet
 
-from tfperf.synthetic import ImageBytes, learnable_images
-from tfperf.tiers import Tier
-from tfperf.workload import ModelConfig
-
-CLASSES = 10
-
-
-class ResNet20(ImageBytes):
-    name = "resnet20"
-    data_formats = ("NHWC", "NCHW")
-    precisions = ("fp32", "mixed_bf16", "mixed_fp16")
-    towers = False
-    tier = Tier.SMOKE
-    batch_sizes = {"tiny": 64, "full": 128}
-    smoke_matrix = True
-
-    def build_model(self, config: ModelConfig) -> keras.Model:
-        return cifar_resnet(self.name, 20, config.data_format, CLASSES)
-
-    def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
-        return keras.optimizers.SGD(0.05, momentum=0.9)
-
-    def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
-        return learnable_images(config, count, CLASSES, 32)
-
-    def loss(self, labels: tf.Tensor, outputs: tf.Tensor) -> tf.Tensor:
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)
-
-
-WORKLOAD = ResNet20()
+WORKLOAD = CifarResNet("resnet20", 20, {"tiny": 64, "full": 128}, smoke_matrix=True)

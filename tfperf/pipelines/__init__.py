@@ -9,11 +9,11 @@ it was input-bound.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from tfperf import registry
 
 if TYPE_CHECKING:
     from tfperf.training import RoundResult, Trainer
@@ -46,12 +46,10 @@ FILE_LAYOUTS = ("many_small", "few_large")
 
 
 def available() -> set[str]:
-    """Names of the implemented pipelines, without importing TensorFlow."""
-    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    """Names of the implemented values, without importing TensorFlow."""
+    return registry.names(__path__)
 
 
 def load(name: str) -> InputPipeline:
-    if name not in available():
-        raise KeyError(f"input pipeline {name!r} is not implemented")
-    pipeline: InputPipeline = importlib.import_module(f"{__name__}.{name}").PIPELINE
-    return pipeline
+    found: InputPipeline = registry.load(__name__, __path__, name, "PIPELINE", "input pipeline")
+    return found

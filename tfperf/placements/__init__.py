@@ -10,11 +10,11 @@ colocate_gradients_with_ops did) and counts the device-to-device copies a step m
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from tfperf import registry
 
 GRADIENT_SCOPE = "gradient_tape/"
 
@@ -28,15 +28,13 @@ class Placement(Protocol):
 
 
 def available() -> set[str]:
-    """Names of the implemented placements, without importing TensorFlow."""
-    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    """Names of the implemented values, without importing TensorFlow."""
+    return registry.names(__path__)
 
 
 def load(name: str) -> Placement:
-    if name not in available():
-        raise KeyError(f"placement {name!r} is not implemented")
-    placement: Placement = importlib.import_module(f"{__name__}.{name}").PLACEMENT
-    return placement
+    found: Placement = registry.load(__name__, __path__, name, "PLACEMENT", "placement")
+    return found
 
 
 def apply(model: Any, assignment: Mapping[str, str]) -> None:

@@ -7,10 +7,10 @@ other file, and a matrix value without a module is skipped as not implemented ye
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from tfperf import registry
 
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
 
@@ -38,12 +38,10 @@ class VariableStrategy(Protocol):
 
 
 def available() -> set[str]:
-    """Names of the implemented strategies, without importing TensorFlow."""
-    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    """Names of the implemented values, without importing TensorFlow."""
+    return registry.names(__path__)
 
 
 def load(name: str) -> VariableStrategy:
-    if name not in available():
-        raise KeyError(f"variable strategy {name!r} is not implemented")
-    strategy: VariableStrategy = importlib.import_module(f"{__name__}.{name}").STRATEGY
-    return strategy
+    found: VariableStrategy = registry.load(__name__, __path__, name, "STRATEGY", "variable strategy")
+    return found

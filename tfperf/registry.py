@@ -1,0 +1,22 @@
+"""Plug-in registries: a package whose modules each define one implementation (a strategy, a
+pipeline, a placement). The set of modules present is the registry, so adding one edits no
+other file; names are listed without importing the modules (nor TensorFlow)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable
+from typing import Any
+
+
+def names(package_path: Iterable[str]) -> set[str]:
+    """The modules of a package, helpers (underscore names) left out."""
+    return {m.name for m in pkgutil.iter_modules(package_path) if not m.name.startswith("_")}
+
+
+def load(package: str, package_path: Iterable[str], name: str, attribute: str, kind: str) -> Any:
+    """`attribute` of the package's module `name`; a KeyError naming the kind if absent."""
+    if name not in names(package_path):
+        raise KeyError(f"{kind} {name!r} is not implemented")
+    return getattr(importlib.import_module(f"{package}.{name}"), attribute)

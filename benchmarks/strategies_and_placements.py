@@ -23,7 +23,7 @@ ARGS = ["--perf-tier=full", "--perf-size=tiny", "--perf-only=workload=resnet20,d
         "--perf-only=device_kind=cpu", "--perf-only=device_count=1,2", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=precision=fp32",
         "--perf-only=input=synthetic", "--perf-only=strategy=single,replicated,parameter_server",
-        "--perf-rounds=10", "--perf-steps-per-round=10"]
+        "--perf-rounds=5", "--perf-steps-per-round=10"]
 
 
 def session() -> list[dict[str, Any]]:

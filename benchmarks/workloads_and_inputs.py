@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMON = ["--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
-          "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
-          "--perf-only=precision=fp32", "--perf-only=placement=default"]
+COMMON = ["--perf-tier=nightly", "--perf-size=tiny", "--perf-only=device_kind=cpu",
+          "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+          "--perf-only=strategy=single", "--perf-only=precision=fp32",
+          "--perf-only=placement=default"]
 SESSIONS = {
-    # Every workload's default case, and ResNet-20 through every pipeline (few large files).
-    "few_large": ["--perf-tfrecord-files=few_large"],
+    # Every workload on device-resident batches.
+    "workloads": ["--perf-only=input=synthetic"],
+    # ResNet-20 through every pipeline and preprocessing placement (few large files).
+    "few_large": ["--perf-tfrecord-files=few_large", "--perf-only=workload=resnet20",
+                  "--perf-only=input=tfrecord,feed"],
     # The small-files layout the seeds warn about.
     "many_small": ["--perf-tfrecord-files=many_small", "--perf-only=workload=resnet20",
                    "--perf-only=input=tfrecord"],
@@ -68,7 +72,7 @@ def main() -> None:
     print(f"Workloads, tiny size, CPU, fp32, NHWC, synthetic input; medians of {repeats} sessions")
     print(f"{'workload':<18} {'batch':>5} {'ex/s':>9} {'MFU':>6} {'of copy rate':>12} "
           f"{'compile s':>9} {'first step s':>12}")
-    for key in sorted(k for k in runs if k[0] == "few_large" and "-synthetic-" in k[1]):
+    for key in sorted(k for k in runs if k[0] == "workloads"):
         info = runs[key][0]
         print(f"{info['workload']:<18} {info['batch_size']:>5} "
               f"{fmt(med(key, 'examples_per_sec'), '.1f'):>9} {fmt(med(key, 'mfu'), '.1%'):>6} "
@@ -79,7 +83,7 @@ def main() -> None:
     print("\nResNet-20 input pipelines: training ex/s as a fraction of the step alone (same worker)")
     print(f"{'input':<10} {'preprocess':<10} {'files':<10} {'ex/s':>8} {'step alone':>10} "
           f"{'fraction':>8} {'pipeline alone':>14} {'input-bound':>11}")
-    for key in sorted(k for k in runs if k[1].startswith("resnet20-")):
+    for key in sorted(k for k in runs if k[0] != "workloads" and k[1].startswith("resnet20-")):
         info = runs[key][0]
         files = key[0] if info["input"] == "tfrecord" else ""
         bound = [i["input_bound"] for i in runs[key]]

@@ -67,7 +67,7 @@ def test_smoke_varies_one_axis_at_a_time_of_the_reference_workload_only() -> Non
     assert matrix.Case("other", "cpu", 1, "jit", "NHWC", "default", "single", "fp32") in nightly
     # Input and preprocessing vary together: one factor.
     assert matrix.Case("ref", "cpu", 1, "off", "NHWC", "default", "single", "fp32", "tfrecord",
-                       "device") in smoke
+                       "device") in nightly
 
 
 def test_tiers_nest_and_only_restricts() -> None:

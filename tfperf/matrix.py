@@ -40,7 +40,7 @@ AXES: tuple[Axis, ...] = (
     Axis("data_format", {"NHWC": Tier.SMOKE, "NCHW": Tier.SMOKE}, "image layout"),
     Axis(
         "placement",
-        {"default": Tier.SMOKE, "ps_host": Tier.SMOKE, "towers_split": Tier.NIGHTLY,
+        {"default": Tier.SMOKE, "ps_host": Tier.NIGHTLY, "towers_split": Tier.NIGHTLY,
          "alternating": Tier.FULL},
         "where the model's ops go (ps_host: parameter_server's variables on the host CPU)",
     ),
@@ -67,7 +67,7 @@ AXES: tuple[Axis, ...] = (
     ),
     Axis(
         "preprocess",
-        {"host": Tier.SMOKE, "device": Tier.SMOKE},
+        {"host": Tier.SMOKE, "device": Tier.NIGHTLY},
         "where a pipeline's preprocessing runs: the host CPU (the seeds' advice) or the device",
     ),
 )

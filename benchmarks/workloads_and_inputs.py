@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMON = ["--perf-tier=nightly", "--perf-size=tiny", "--perf-only=device_kind=cpu",
           "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
           "--perf-only=strategy=single", "--perf-only=precision=fp32",
-          "--perf-only=placement=default"]
+          "--perf-only=placement=default", "--perf-warmup-rounds=2", "--perf-rounds=5",
+          "--perf-steps-per-round=10"]
 SESSIONS = {
     # Every workload on device-resident batches.
     "workloads": ["--perf-only=input=synthetic"],

@@ -11,7 +11,10 @@ import pytest
 from tests.conftest import MakeSuite
 from tfperf.machine import detect
 
-SMOKE_CPU = ("--perf-only=device_kind=cpu", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+# ps_host joins at nightly: that tier's strategies at tiny size, on 1 and 2 devices.
+SMOKE_CPU = ("--perf-tier=nightly", "--perf-size=tiny", "--perf-warmup-rounds=1",
+             "--perf-only=device_count=1,2", "--perf-only=placement=default,ps_host",
+             "--perf-only=device_kind=cpu", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
              "--perf-only=input=synthetic", "--perf-only=precision=fp32",
              "--perf-only=strategy=single,replicated,parameter_server",
              "--perf-rounds=3", "--perf-steps-per-round=5")
@@ -54,7 +57,7 @@ def test_without_splitting_two_device_cases_are_skipped(make_suite: MakeSuite) -
 def test_scaling_drop_against_the_baseline_fails_the_case(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
     select = (*SMOKE_CPU, "--perf-only=strategy=single,replicated",
-              "--perf-only=placement=default")
+              "--perf-only=placement=default", "--perf-only=device_count=1,2")
     saved = suite.runpytest(*select, "--benchmark-save=scaling")
     assert saved.parseoutcomes() == {"no_baseline": 2}, saved.stdout.str()
     path = suite.path / "baselines" / detect().key() / "0001_scaling.json"

@@ -68,8 +68,12 @@ class Trainer:
             self.labels = tf.constant(labels)
         # Synthetic data lives on each replica's device, its own share of every batch: the
         # measured step pays no input cost.
-        self.pool = strategy.experimental_distribute_values_from_function(
-            lambda context: self.replica_share(features, labels, context.replica_id_in_sync_group))
+        # One replica steps through the tensors above; several get their own shares, each on
+        # its replica's device (not a second copy of the whole pool).
+        self.pool = (self.features, self.labels) if self.replicas == 1 else \
+            strategy.experimental_distribute_values_from_function(
+                lambda context: self.replica_share(features, labels,
+                                                   context.replica_id_in_sync_group))
         self.pool_size = pool_size
         # XLA cannot read a variable that lives on another device (parameter_server): there
         # the compiled function takes the variables' values, read on the replica's device.
@@ -84,8 +88,6 @@ class Trainer:
     def replica_share(self, features: np.ndarray, labels: np.ndarray, replica: int
                       ) -> tuple[tf.Tensor, tf.Tensor]:
         """Replica `replica`'s part of global batches (batch axis second)."""
-        if self.replicas == 1:
-            return tf.constant(features), tf.constant(labels)
         share = slice(replica * self.config.batch_size, (replica + 1) * self.config.batch_size)
         return tf.constant(features[:, share]), tf.constant(labels[:, share])
 

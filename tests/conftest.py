@@ -62,7 +62,8 @@ def worker_processes() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"tfperf.worker" in cmdline or b"tfperf.trajectory_worker" in cmdline:
+        if any(module in cmdline for module in (b"tfperf.worker", b"tfperf.trajectory_worker",
+                                                   b"tfperf.cluster_server")):
             try:
                 cwd = os.readlink(proc / "cwd")
             except OSError:

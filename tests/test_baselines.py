@@ -27,7 +27,7 @@ def test_no_baseline_then_refresh_then_unchanged_passes_and_slowed_fails(
     stored = list((suite.path / "baselines" / detect().key()).glob("0001_refresh.json"))
     assert len(stored) == 1
     entry = json.loads(stored[0].read_text())["benchmarks"][0]["extra_info"]
-    assert entry["case_id"] == "tinycnn-cpu1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+    assert entry["case_id"] == "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 
     unchanged = suite.runpytest(*CASE, *MEASURE, "--perf-threshold=75")
     unchanged.assert_outcomes(passed=1)

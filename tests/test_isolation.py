@@ -35,5 +35,5 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
     result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-only=precision=fp32",
                              "--perf-rounds=1", "--perf-steps-per-round=2")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*hidden_xla-cpu1-xla_off-*: configuration: ConfigurationError: "
+    result.stdout.fnmatch_lines(["*hidden_xla-cpu1-workers1-xla_off-*: configuration: ConfigurationError: "
                                  "xla=off, yet XLA executed * times*"])

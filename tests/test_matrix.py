@@ -24,7 +24,11 @@ FOUR_GPUS = Machine("Linux", "3.11", "2.21.0", "EPYC", 64,
 def test_every_axis_value_is_in_the_id() -> None:
     case = matrix.Case("resnet20", "gpu", 2, "jit", "NCHW", "default", "replicated", "mixed_bf16",
                        "tfrecord", "device")
-    assert case.id == "resnet20-gpu2-xla_jit-NCHW-default-replicated-mixed_bf16-tfrecord-prep_device"
+    assert case.id == ("resnet20-gpu2-workers1-xla_jit-NCHW-default-replicated-mixed_bf16-"
+                       "tfrecord-prep_device")
+    cluster = matrix.Case("resnet20", "cpu", 1, "off", "NHWC", "default", "parameter_server",
+                          "fp32", workers=2)
+    assert "-cpu1-workers2-" in cluster.id
 
 
 def test_invalid_combinations_are_never_generated() -> None:
@@ -53,13 +57,14 @@ def test_smoke_varies_one_axis_at_a_time_of_the_reference_workload_only() -> Non
     workloads = {"ref": info("ref"), "other": info("other", smoke_matrix=False)}
     smoke = [c for c in matrix.generate(workloads, Tier.SMOKE) if c.device_kind == "cpu"]
     other = [c for c in smoke if c.workload == "other"]
-    assert [c.id for c in other] == ["other-cpu1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"]
+    assert [c.id for c in other] == [
+        "other-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"]
     ref = [c for c in smoke if c.workload == "ref"]
     assert all(matrix.varied_factors(c, workloads["ref"]) <= 1 for c in ref)
     # Every smoke value of every varied axis appears once in the reference's cases.
     for axis in matrix.VARIED_IN_SMOKE:
         smoke_values = {v for v, t in matrix.AXIS_BY_NAME[axis].values.items() if t == Tier.SMOKE}
-        seen = {getattr(c, axis) for c in ref}
+        seen = {str(getattr(c, axis)) for c in ref}
         assert seen == smoke_values - ({"towers_split"} if axis == "placement" else set()), axis
     # What smoke leaves out of the product still runs at nightly.
     nightly = set(matrix.generate(workloads, Tier.NIGHTLY))
@@ -90,9 +95,43 @@ def test_skip_reasons_say_what_is_missing() -> None:
     assert requirements.skip_reason(gpu1, CPU_ONLY) == "needs 1 GPU, found 0 (no NVIDIA driver)"
     assert requirements.skip_reason(gpu1, FOUR_GPUS) is None
     assert requirements.skip_reason(gpu4, FOUR_GPUS) is None
-    multi = matrix.Case("w", "gpu", 4, "off", "NHWC", "default", "distributed_replicated", "fp32")
-    assert requirements.skip_reason(multi, FOUR_GPUS) == (
-        "variable strategy distributed_replicated is not implemented yet")
+    ps_cluster = matrix.Case("w", "gpu", 1, "jit", "NHWC", "default", "parameter_server", "fp32",
+                             workers=2)
+    assert requirements.skip_reason(ps_cluster, FOUR_GPUS) == (
+        "parameter_server across processes: proving XLA ran needs the remote workers' profiles, "
+        "not implemented yet")
+
+
+def test_worker_processes_only_where_a_strategy_spans_them() -> None:
+    w = info()
+
+    def reason(strategy: str, count: int, workers: int, kind: str = "cpu", source: str = "synthetic",
+               placement: str = "default") -> str | None:
+        case = matrix.Case("w", kind, count, "off", "NHWC", placement, strategy, "fp32", source,
+                           workers=workers)
+        return matrix.invalid_reason(case, w)
+
+    assert reason("distributed_replicated", 1, 2) is None
+    assert reason("distributed_replicated", 4, 2, kind="gpu") is None
+    assert reason("distributed_replicated", 2, 1, kind="gpu") == (
+        "distributed_replicated needs at least 2 workers (one is replicated)")
+    assert reason("distributed_replicated", 2, 2) == (
+        "distributed_replicated runs one replica per CPU worker (MultiWorkerMirroredStrategy uses "
+        "a worker's GPUs, or its one CPU)")
+    assert reason("parameter_server", 1, 2) is None  # chief, 2 workers, a ps task
+    assert reason("parameter_server", 1, 1) == (
+        "parameter_server in one process needs at least 2 devices")
+    assert reason("parameter_server", 2, 2) == (
+        "parameter_server across processes runs one device per worker")
+    assert reason("parameter_server", 1, 2, source="feed") == (
+        "parameter_server across processes runs steps on remote workers: no host array to feed")
+    assert reason("parameter_server", 1, 2, placement="ps_host") == (
+        "ps_host is the host of one process; across processes the variables live on a ps task")
+    assert reason("replicated", 2, 2) == "replicated runs in one process: workers 1"
+    assert reason("single", 1, 2) == "single runs in one process: workers 1"
+    smoke = set(matrix.generate({"w": w}, Tier.SMOKE))
+    assert {(c.strategy, c.device_count) for c in smoke if c.workers == 2 and c.device_kind == "cpu"
+            } == {("distributed_replicated", 1), ("parameter_server", 1)}
 
 
 def test_missing_devices_run_virtual_where_the_policy_allows() -> None:

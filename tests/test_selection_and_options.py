@@ -13,7 +13,7 @@ def test_ids_carry_every_axis_and_k_selects_by_them(make_suite: MakeSuite) -> No
     ids = [line for line in result.outlines if "::test_training[" in line]
     assert ids
     assert all("-xla_jit-" in line and "-NCHW-" in line for line in ids)
-    assert any("tinycnn-cpu1-xla_jit-NCHW-default-single-fp32-tfrecord-prep_device" in line
+    assert any("tinycnn-cpu1-workers1-xla_jit-NCHW-default-single-fp32-tfrecord-prep_device" in line
                for line in ids)
     everything = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly")
     assert len([x for x in everything.outlines if "::test_training[" in x]) > len(ids)

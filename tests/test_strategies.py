@@ -17,7 +17,7 @@ SMOKE_CPU = ("--perf-tier=nightly", "--perf-size=tiny", "--perf-warmup-rounds=1"
              "--perf-only=device_kind=cpu", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
              "--perf-only=input=synthetic", "--perf-only=precision=fp32",
              "--perf-only=strategy=single,replicated,parameter_server",
-             "--perf-rounds=3", "--perf-steps-per-round=5")
+             "--perf-only=workers=1", "--perf-rounds=3", "--perf-steps-per-round=5")
 
 
 def test_strategies_run_as_named_on_two_logical_cpus(make_suite: MakeSuite) -> None:
@@ -26,7 +26,7 @@ def test_strategies_run_as_named_on_two_logical_cpus(make_suite: MakeSuite) -> N
     assert result.parseoutcomes() == {"no_baseline": 4}, result.stdout.str()
     infos = {b["extra_info"]["case_id"]: b["extra_info"]
              for b in json.loads((suite.path / "out.json").read_text())["benchmarks"]}
-    prefix, suffix = "tinycnn-", "-xla_off-NHWC-{}-fp32-synthetic-prep_host"
+    prefix, suffix = "tinycnn-", "-workers1-xla_off-NHWC-{}-fp32-synthetic-prep_host"
     one = infos[prefix + "cpu1" + suffix.format("default-single")]
     assert one["virtual"] is False and "scaling_efficiency" not in one
     replicated = infos[prefix + "virtual_cpu2" + suffix.format("default-replicated")]

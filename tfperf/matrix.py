@@ -33,6 +33,11 @@ AXES: tuple[Axis, ...] = (
         "devices per worker",
     ),
     Axis(
+        "workers",
+        {"1": Tier.SMOKE, "2": Tier.SMOKE, "4": Tier.NIGHTLY},
+        "worker processes (several: a cluster over loopback, or a real one joined)",
+    ),
+    Axis(
         "xla",
         {"off": Tier.SMOKE, "jit": Tier.SMOKE, "auto": Tier.NIGHTLY},
         "off, auto-clustering (auto) or tf.function(jit_compile=True) (jit)",
@@ -86,6 +91,7 @@ class Case:
     precision: str
     input: str = "synthetic"
     preprocess: str = "host"
+    workers: int = 1
     # Not an axis: set where the machine has fewer devices than the case and the case runs on
     # logical devices split from one physical device. Marked in the id, never compared with
     # physical-device results.
@@ -97,6 +103,7 @@ class Case:
             (
                 self.workload,
                 f"{'virtual_' if self.virtual else ''}{self.device_kind}{self.device_count}",
+                f"workers{self.workers}",
                 f"xla_{self.xla}",
                 self.data_format,
                 self.placement,
@@ -128,7 +135,7 @@ class Case:
 # Device kind and count are the runner's, not a choice; a strategy or a model-parallel
 # placement brings its own device count.
 SMOKE_FACTORS: tuple[tuple[str, ...], ...] = (
-    ("xla",), ("data_format",), ("placement", "strategy"), ("precision",),
+    ("xla",), ("data_format",), ("placement", "strategy", "workers"), ("precision",),
     ("input", "preprocess"),
 )
 VARIED_IN_SMOKE = tuple(axis for factor in SMOKE_FACTORS for axis in factor)
@@ -138,7 +145,8 @@ def default_case(case: Case, workload: WorkloadInfo) -> Case:
     """The case with every varied axis at its first value that applies to the workload."""
     return replace(case, xla=next(iter(AXIS_BY_NAME["xla"].values)),
                    data_format=workload.data_formats[0], placement="default",
-                   strategy="single", precision="fp32", input="synthetic", preprocess="host")
+                   strategy="single", precision="fp32", input="synthetic", preprocess="host",
+                   workers=1)
 
 
 def _smoke_takes(case: Case, workload: WorkloadInfo) -> bool:
@@ -174,17 +182,42 @@ def _strategy_fits_devices(case: Case, workload: WorkloadInfo) -> str | None:
     model_parallel = case.placement in ("towers_split", "alternating")
     if case.strategy == "single" and case.device_count > 1 and not model_parallel:
         return "single with several devices needs a model-parallel placement"
-    if case.strategy in ("replicated", "parameter_server") and case.device_count < 2:
-        return f"{case.strategy} needs at least 2 devices"
+    if case.strategy == "replicated" and case.device_count < 2:
+        return "replicated needs at least 2 devices"
+    if case.strategy == "parameter_server" and case.workers == 1 and case.device_count < 2:
+        return "parameter_server in one process needs at least 2 devices"
     return None
+
+
+def _workers_fit(case: Case, workload: WorkloadInfo) -> str | None:
+    """Which strategies span processes, and how many devices each of their workers drives."""
+    if case.strategy == "distributed_replicated":
+        if case.workers < 2:
+            return "distributed_replicated needs at least 2 workers (one is replicated)"
+        if case.device_kind == "cpu" and case.device_count > 1:
+            return ("distributed_replicated runs one replica per CPU worker "
+                    "(MultiWorkerMirroredStrategy uses a worker's GPUs, or its one CPU)")
+        return None
+    if case.workers == 1:
+        return None
+    if case.strategy == "parameter_server":
+        if case.device_count > 1:
+            return "parameter_server across processes runs one device per worker"
+        if case.input == "feed":
+            return ("parameter_server across processes runs steps on remote workers: no host "
+                    "array to feed")
+        return None
+    return f"{case.strategy} runs in one process: workers 1"
 
 
 def _placement_fits(case: Case, workload: WorkloadInfo) -> str | None:
     if case.placement == "default":
         return None
     if case.placement == "ps_host":
-        return None if case.strategy == "parameter_server" else (
-            "ps_host places parameter_server's variables: strategy parameter_server")
+        if case.strategy != "parameter_server":
+            return "ps_host places parameter_server's variables: strategy parameter_server"
+        return None if case.workers == 1 else (
+            "ps_host is the host of one process; across processes the variables live on a ps task")
     if case.strategy != "single":
         return f"{case.placement} is model parallel: it places one replica, so strategy single"
     if case.device_count < 2:
@@ -211,6 +244,7 @@ VALIDITY_RULES: tuple[ValidityRule, ...] = (
     _preprocessing_exists,
     _precision_applies,
     _strategy_fits_devices,
+    _workers_fit,
     _placement_fits,
 )
 
@@ -235,9 +269,10 @@ def generate(
         chosen = only.get(axis.name, list(axis.values))
         value_lists.append([v for v in axis.values if v in chosen])
     for combo in itertools.product(*value_lists):
-        workload, kind, count, xla, fmt, placement, strategy, precision, source, prep = combo
+        workload, kind, count, workers, xla, fmt, placement, strategy, precision, source, prep \
+            = combo
         case = Case(workload, kind, int(count), xla, fmt, placement, strategy, precision,
-                    source, prep)
+                    source, prep, int(workers))
         info = workloads[workload]
         if invalid_reason(case, info) is None and case.tier(workloads) <= tier:
             yield case

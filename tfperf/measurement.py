@@ -16,10 +16,10 @@ from tfperf import xla_modes
 from tfperf.baseline import BaselineStore, Comparison
 from tfperf.failures import CaseFailure
 from tfperf.gpu_telemetry import Sampler
+from tfperf.launcher import launch
 from tfperf.matrix import Case
 from tfperf.options import PerfOptions
 from tfperf.protocol import WorkerSpec
-from tfperf.runner import Worker
 from tfperf.tiers import MEASUREMENT
 from tfperf.workload import WorkloadInfo
 
@@ -111,6 +111,7 @@ class CaseRunner:
             virtual_memory_mb=self._logical_gpu_memory_mb(case),
             all_reduce=self.options.all_reduce,
             file_layout=self.options.file_layout,
+            cluster=self.options.cluster,
         )
 
     def _logical_gpu_memory_mb(self, case: Case) -> int | None:
@@ -149,8 +150,8 @@ class CaseRunner:
         losses: list[float] = []
         try:
             env = worker_env(case, dict(os.environ))
-            with Worker(spec.to_json(), env, self.options.timeout_s,
-                        self.log_dir / f"{case.id}.log") as worker:
+            with launch(spec, env, self.options.timeout_s, self.log_dir / f"{case.id}.log",
+                        self.options.cluster) as worker:
                 ready = worker.wait_ready()
                 self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
                 if "copy_bytes_per_sec" in ready:
@@ -184,14 +185,15 @@ class CaseRunner:
         strategy, default placement) measured in this session. Cases run in the matrix's
         order, which puts device count 1 first."""
         self.measured[case] = examples_per_sec
-        if case.device_count == 1 and case.strategy == "single":
+        if case.device_count == 1 and case.workers == 1 and case.strategy == "single":
             return {}
         reference = replace(case, device_count=1, strategy="single", placement="default",
-                            virtual=False)
+                            workers=1, virtual=False)
         one = self.measured.get(reference)
+        devices = case.device_count * case.workers
         return {
             "scaling_reference": reference.id,
-            "scaling_efficiency": examples_per_sec / case.device_count / one if one else None,
+            "scaling_efficiency": examples_per_sec / devices / one if one else None,
             **({} if one else {"scaling_note": f"{reference.id} did not run in this session"}),
         }
 
@@ -203,7 +205,8 @@ class CaseRunner:
         # Every replica trains on its own batch; a model-parallel case is one replica.
         examples_per_sec = spec.batch_size * int(ready["strategy"]["replicas"]) * k / median_round
         flops_per_example = float(ready["flops_per_example"])
-        peak = float(ready["peak_flops"]) * int(spec.case["device_count"])
+        peak = float(ready["peak_flops"]) * int(spec.case["device_count"]) \
+            * int(spec.case["workers"])
         stats = getattr(benchmark, "stats", None)
         outer = list(stats.stats.data) if stats is not None else []
         return {

@@ -6,12 +6,13 @@ one line that names the option, the value and what is valid, before any case run
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tfperf.cluster import CLUSTER_MODES
 from tfperf.equivalence import FAULTS, ArmSpec
 from tfperf.matrix import AXIS_BY_NAME
 from tfperf.pipelines import FILE_LAYOUTS
@@ -47,6 +48,7 @@ class PerfOptions:
     virtual_devices: str = "cpu"  # device kinds split into logical devices: off, cpu or all
     all_reduce: str = "auto"  # the replicated strategy's all-reduce algorithm
     size: str | None = None  # the workload size, if not the tier's
+    cluster: str = "local"  # multi-process cases: local (loopback), tf_config or slurm
     injection: Injection | None = None
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -76,6 +78,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-all-reduce", metavar="ALGORITHM", default="auto",
                     help=f"All-reduce of the replicated strategy: {', '.join(ALL_REDUCE)} (default "
                          "auto: nccl on GPUs, the collective ring on CPU).")
+    group.addoption("--perf-cluster", metavar="MODE", default="local",
+                    help="Multi-process cases: local (default: the suite starts every task on "
+                         "this machine over loopback), tf_config or slurm (this machine runs its "
+                         "own task of a real cluster described by TF_CONFIG or the Slurm job).")
     group.addoption("--perf-size", metavar="SIZE",
                     help="Workload size: tiny or full (default: the tier's, tiny for smoke).")
     group.addoption("--perf-steps-per-round", metavar="K",
@@ -164,29 +170,9 @@ def _fault(text: str) -> str:
     return text
 
 
-def _size(text: str) -> str:
-    if text not in ("tiny", "full"):
-        raise ValueError(f"--perf-size: no size {text!r}; valid: tiny, full")
-    return text
-
-
-def _all_reduce(text: str) -> str:
-    if text not in ALL_REDUCE:
-        raise ValueError(f"--perf-all-reduce: no algorithm {text!r}; valid: {', '.join(ALL_REDUCE)}")
-    return text
-
-
-def _virtual(text: str) -> str:
-    if text not in VIRTUAL_POLICIES:
-        raise ValueError(f"--perf-virtual-devices: no value {text!r}; valid: "
-                         f"{', '.join(VIRTUAL_POLICIES)}")
-    return text
-
-
-def _layout(text: str) -> str:
-    if text not in FILE_LAYOUTS:
-        raise ValueError(f"--perf-tfrecord-files: no layout {text!r}; valid: "
-                         f"{', '.join(FILE_LAYOUTS)}")
+def _one_of(option: str, noun: str, text: str, valid: Iterable[str]) -> str:
+    if text not in valid:
+        raise ValueError(f"{option}: no {noun} {text!r}; valid: {', '.join(valid)}")
     return text
 
 
@@ -226,10 +212,15 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             else DEFAULT_THRESHOLD,
             workloads_dir=workloads_dir,
             cache_dir=Path(config.rootpath, get("perf_cache_dir")),
-            file_layout=_layout(get("perf_tfrecord_files")),
-            virtual_devices=_virtual(get("perf_virtual_devices")),
-            all_reduce=_all_reduce(get("perf_all_reduce")),
-            size=_size(get("perf_size")) if get("perf_size") else None,
+            file_layout=_one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),
+                                FILE_LAYOUTS),
+            virtual_devices=_one_of("--perf-virtual-devices", "value",
+                                    get("perf_virtual_devices"), VIRTUAL_POLICIES),
+            all_reduce=_one_of("--perf-all-reduce", "algorithm", get("perf_all_reduce"),
+                               ALL_REDUCE),
+            size=_one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
+            if get("perf_size") else None,
+            cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,

@@ -27,6 +27,9 @@ class WorkerSpec:
     virtual_memory_mb: int | None = None  # per logical GPU
     all_reduce: str = "auto"
     file_layout: str = "few_large"
+    # Where a multi-process case's tasks are: local (started by the runner on loopback),
+    # tf_config or slurm (a real cluster this machine joins as one task).
+    cluster: str = "local"
     # The device's matrix-product rate, once some worker of this session has measured it.
     peak_flops: float | None = None
     # The same for the device's memory copy rate (memory-bound workloads only).

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -24,6 +24,9 @@ from tfperf import protocol
 from tfperf.failures import CaseFailure
 
 LOG_TAIL_LINES = 15
+# How often a cluster's other tasks are checked while one is awaited: a dead task fails the
+# case this soon, instead of its peers waiting on it until the case's timeout.
+WATCH_INTERVAL_S = 0.5
 # Markers in a worker's log that mean memory ran out, whoever noticed first.
 _OOM_MARKERS = ("ResourceExhaustedError", "OOM when allocating", "std::bad_alloc", "MemoryError",
                 "Out of memory", "failed to allocate")
@@ -54,9 +57,13 @@ class Worker:
     """
 
     def __init__(self, hello: str | None, env: Mapping[str, str], timeout_s: float,
-                 log_path: Path, module: str = "tfperf.worker") -> None:
+                 log_path: Path, module: str = "tfperf.worker", args: tuple[str, ...] = ()
+                 ) -> None:
         self.hello = hello
         self.module = module
+        self.args = args
+        # Called while waiting for a message: a cluster checks its other tasks here.
+        self.watch: Callable[[], None] | None = None
         self.env = dict(env)
         self.deadline = time.monotonic() + timeout_s
         self.timeout_s = timeout_s
@@ -69,7 +76,7 @@ class Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", self.module],
+                [sys.executable, "-m", self.module, *self.args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -148,9 +155,11 @@ class Worker:
                 raise CaseFailure(
                     "timeout", f"no answer within the case's {self.timeout_s:g} s limit "
                     f"while {self.phase}; the worker was killed", _tail(self.log_path))
+            if self.watch is not None:
+                self.watch()
             with selectors.DefaultSelector() as selector:
                 selector.register(stdout, selectors.EVENT_READ)
-                if not selector.select(remaining):
+                if not selector.select(min(remaining, WATCH_INTERVAL_S)):
                     continue
             chunk = os.read(stdout.fileno(), 65536)
             if not chunk:

@@ -42,6 +42,7 @@ class Trainer:
         batches: tuple[np.ndarray, np.ndarray] | None = None,
         remote_variables: bool = False,
         place: Callable[[Any], dict[str, str]] | None = None,
+        coordinator: Any = None,
     ) -> None:
         self.workload = workload
         self.config = config
@@ -70,8 +71,18 @@ class Trainer:
         # measured step pays no input cost.
         # One replica steps through the tensors above; several get their own shares, each on
         # its replica's device (not a second copy of the whole pool).
-        self.pool = (self.features, self.labels) if self.replicas == 1 else \
-            strategy.experimental_distribute_values_from_function(
+        self.coordinator = coordinator
+        if coordinator is not None:
+            # Steps run on remote workers: each worker cycles through the pool from its own
+            # dataset, prefetched to its device.
+            self._remote_batches = iter(coordinator.create_per_worker_dataset(
+                tf.function(lambda: strategy.distribute_datasets_from_function(
+                    lambda _: tf.data.Dataset.from_tensor_slices((features, labels)).repeat()))))
+            self._remote_step = tf.function(self._step_on_next_batch)
+        elif self.replicas == 1:
+            self.pool = (self.features, self.labels)
+        else:
+            self.pool = strategy.experimental_distribute_values_from_function(
                 lambda context: self.replica_share(features, labels,
                                                    context.replica_id_in_sync_group))
         self.pool_size = pool_size
@@ -181,9 +192,20 @@ class Trainer:
         self._step.assign_add(tf.cast(steps, tf.int64))
         return result
 
+    def _step_on_next_batch(self, batches: Any) -> tf.Tensor:
+        x, y = next(batches)
+        return self.step(x, y)
+
     def run_round(self, steps: int) -> RoundResult:
         """K steps on the device-resident pool (no input cost), one host synchronisation
-        (reading the losses)."""
+        (reading the losses). With a coordinator, K steps scheduled on whichever remote worker
+        is free, then awaited."""
+        if self.coordinator is not None:
+            scheduled = [self.coordinator.schedule(self._remote_step, args=(self._remote_batches,))
+                         for _ in range(steps)]
+            self.coordinator.join()
+            losses = [float(value.fetch()) for value in scheduled]
+            return RoundResult(losses[0], sum(losses) / len(losses))
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 

@@ -120,6 +120,20 @@ def _check_variables(model: Any, assignment: dict[str, str]) -> None:
                                          f"placement says {assignment[layer.name]}")
 
 
+def _resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
+    """Where the other tasks are; a proof that the cluster has the workers the case names."""
+    from tfperf import cluster, resolvers
+
+    case = spec.case
+    resolved = resolvers.resolver(spec.cluster, case["device_kind"], int(case["device_count"]),
+                                  cluster.jobs(case["strategy"], workers))
+    have = resolvers.worker_count(resolved)
+    if have != workers:
+        raise ConfigurationError(f"the case needs {workers} workers, the {spec.cluster} cluster "
+                                 f"has {have}: {resolved.cluster_spec().as_dict()}")
+    return resolved
+
+
 def _prove_xla(source: Source, k: int, mode: str) -> int:
     """One more warm-up round under the profiler: XLA must have executed in an XLA case and
     must not have in an `off` case (the flag proves nothing: auto-clustering can compile
@@ -165,26 +179,32 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     case = spec.case
     kind = case["device_kind"].upper()
     count = int(case["device_count"])
+    workers = int(case["workers"])
     if spec.virtual:
         _split(kind, count, spec.virtual_memory_mb)
-    tf.random.set_seed(spec.seed)
     devices = [f"/device:{kind}:{i}" for i in range(count)]
+    variable_strategy = strategies.load(case["strategy"])
+    settings = strategies.StrategySettings(
+        all_reduce=spec.all_reduce,
+        parameter_device="host" if case["placement"] == "ps_host" else "device",
+        workers=workers,
+        resolver=_resolver(spec, workers) if workers > 1 else None)
+    described = variable_strategy.describe(devices, settings)
+    # Before anything starts TensorFlow's runtime: a multi-worker strategy configures it.
+    strategy = variable_strategy.create(devices, settings)
+    tf.random.set_seed(spec.seed)
     found = [d.name for d in tf.config.list_logical_devices(kind)]
     if len(found) < count:
         raise ConfigurationError(f"the case needs {count} {kind} devices, TensorFlow has "
                                  f"{len(found)}: {found}")
     workload = load_module(Path(spec.workload_path))
     config = ModelConfig(spec.size, spec.batch_size, case["data_format"], spec.seed)
-    variable_strategy = strategies.load(case["strategy"])
-    settings = strategies.StrategySettings(
-        all_reduce=spec.all_reduce,
-        parameter_device="host" if case["placement"] == "ps_host" else "device")
-    described = variable_strategy.describe(devices, settings)
-    strategy = variable_strategy.create(devices, settings)
     # Proof that the strategy is what the case asked for, not only that it was asked for.
     if strategy.num_replicas_in_sync != described["replicas"]:
         raise ConfigurationError(f"{case['strategy']} runs {strategy.num_replicas_in_sync} "
                                  f"replicas, the case asked for {described['replicas']}")
+    coordinator = variable_strategy.coordinator(strategy) \
+        if isinstance(variable_strategy, strategies.Coordinated) else None
     placement = placements.load(case["placement"])
     assignment: dict[str, str] = {}
 
@@ -204,6 +224,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         case["precision"],
         remote_variables=variable_strategy.remote_variables,
         place=place,
+        coordinator=coordinator,
     )
     _check_variables(trainer.model, assignment)
     step_graph = trainer.step_graph(spec.batch_size)

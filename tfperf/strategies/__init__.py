@@ -8,7 +8,7 @@ other file, and a matrix value without a module is skipped as not implemented ye
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from tfperf import registry
 
@@ -23,6 +23,9 @@ class StrategySettings:
     all_reduce: str = "auto"
     # parameter_server: "device" (the first compute device) or "host" (the CPU).
     parameter_device: str = "device"
+    # Worker processes, and the cluster resolver that says where they are (None: one process).
+    workers: int = 1
+    resolver: Any = None
 
 
 class VariableStrategy(Protocol):
@@ -35,6 +38,15 @@ class VariableStrategy(Protocol):
 
     def describe(self, devices: list[str], settings: StrategySettings) -> dict[str, Any]:
         """What the case ran with, for its results: replicas and the strategy's own choices."""
+
+
+@runtime_checkable
+class Coordinated(Protocol):
+    """A strategy whose steps a coordinator schedules on remote workers (no strategy.run in
+    this process's own loop): ParameterServerStrategy across processes."""
+
+    def coordinator(self, strategy: Any) -> Any:
+        """The tf.distribute ClusterCoordinator for `strategy`, or None where it has none."""
 
 
 def available() -> set[str]:

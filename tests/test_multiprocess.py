@@ -1,0 +1,141 @@
+"""Multi-process cases for real: the suite starts a cluster over loopback, each strategy runs
+as named (workers, replicas) and its loss falls; a worker that dies fails the case within
+seconds, named; and no task of any cluster is left running afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeSuite, worker_processes
+from tfperf import cluster
+
+CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
+               "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+               "--perf-only=input=synthetic", "--perf-only=precision=fp32",
+               "--perf-only=placement=default", "--perf-warmup-rounds=1", "--perf-rounds=3",
+               "--perf-steps-per-round=5", "-p", "no:randomly")
+
+
+def test_cluster_strategies_run_as_named(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CLUSTER_CPU, "--perf-only=workers=1,2",
+                             "--perf-only=strategy=single,distributed_replicated,parameter_server",
+                             "--benchmark-json=out.json")
+    assert result.parseoutcomes() == {"no_baseline": 3}, result.stdout.str()
+    infos = {b["extra_info"]["strategy"]: b["extra_info"]
+             for b in json.loads((suite.path / "out.json").read_text())["benchmarks"]}
+    one = infos["single"]
+    mirrored, ps = infos["distributed_replicated"], infos["parameter_server"]
+    assert mirrored["strategy_run"] == {"replicas": 2, "workers": 2, "all_reduce": "ring"}
+    assert ps["strategy_run"] == {"replicas": 1, "workers": 2, "ps": "ps task"}
+    for info in (mirrored, ps):
+        assert info["workers"] == "2"
+        assert info["case_id"].startswith("tinycnn-cpu1-workers2-")
+        assert info["loss_last"] < info["loss_first"]
+        assert info["scaling_reference"] == one["case_id"]
+        assert info["scaling_efficiency"] == pytest.approx(
+            info["examples_per_sec"] / 2 / one["examples_per_sec"])
+    logs = sorted(p.name for p in (suite.path / ".perf-results" / "logs").glob("*workers2*"))
+    # One log per task; the reporting task's (worker 0, the chief) has no suffix.
+    assert [name.split(".", 1)[1] for name in logs] == [
+        "log", "worker-1.log",  # distributed_replicated
+        "log", "ps-0.log", "worker-0.log", "worker-1.log"], logs  # parameter_server
+    assert worker_processes() == []
+
+
+def test_a_worker_that_dies_fails_the_case_within_seconds(make_suite: MakeSuite) -> None:
+    suite = make_suite("dies_in_cluster", "tinycnn")
+    start = time.monotonic()
+    result = suite.runpytest(*CLUSTER_CPU, "--perf-only=workers=2",
+                             "--perf-only=strategy=distributed_replicated", "--perf-timeout=240")
+    elapsed = time.monotonic() - start
+    assert result.parseoutcomes() == {"failed": 1, "no_baseline": 1}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*dies_in_cluster-cpu1-workers2-*: crash: task worker:1 of the cluster: worker exited "
+        "with code 3 while measuring*"])
+    # Two whole cases (four processes importing TensorFlow) well inside one case's timeout.
+    assert elapsed < 120, elapsed
+    assert worker_processes() == []
+
+
+def _session(path: Path, tf_config: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "TF_CONFIG": tf_config}
+    return subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tmp_path: Path
+                                                       ) -> None:
+    """What a user of a real cluster does, on loopback: every machine runs the same selection
+    with its own TF_CONFIG (distributed_replicated), or the chief runs it while the other
+    tasks serve (parameter_server, `python -m tfperf.cluster_server`)."""
+    suite = make_suite("tinycnn")
+    other_node = tmp_path / "node1"
+    shutil.copytree(suite.path, other_node)
+    select = (*CLUSTER_CPU, "perf/", "--perf-cluster=tf_config", "--perf-only=workers=2",
+              "--benchmark-json=out.json")
+    ports = cluster.free_ports(2)
+    spec = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    config = [json.dumps({"cluster": spec, "task": {"type": "worker", "index": i}})
+              for i in range(2)]
+    mirrored = "--perf-only=strategy=distributed_replicated"
+    sessions = [_session(suite.path, config[0], *select, mirrored),
+                _session(other_node, config[1], *select, mirrored)]
+    outputs = [session.communicate(timeout=240)[0] for session in sessions]
+    for session, output in zip(sessions, outputs, strict=True):
+        assert session.returncode == 0 and "1 no_baseline" in output, output
+
+    tasks = cluster.tasks("parameter_server", 2)
+    addresses = cluster.loopback_spec(tasks)
+    servers = [_server(addresses, task) for task in tasks[1:]]
+    try:
+        chief = _session(suite.path, cluster.tf_config(addresses, tasks[0]), *select,
+                         "--perf-only=strategy=parameter_server")
+        output = chief.communicate(timeout=240)[0]
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait()
+    assert chief.returncode == 0 and "1 no_baseline" in output, output
+    result = json.loads((suite.path / "out.json").read_text())["benchmarks"][0]["extra_info"]
+    assert result["strategy_run"] == {"replicas": 1, "workers": 2, "ps": "ps task"}
+    assert result["loss_last"] < result["loss_first"]
+    assert worker_processes() == []
+
+
+def _server(addresses: dict[str, list[str]], task: cluster.Task) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "TF_CONFIG": cluster.tf_config(addresses, task)}
+    return subprocess.Popen([sys.executable, "-m", "tfperf.cluster_server", "tf_config", "2", "cpu"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Slurm job step of two tasks on one node, as SLURM_* variables: the resolver the
+    worker uses finds both tasks and its own role, with no GPU handed out on a CPU case."""
+    from tfperf import resolvers
+
+    for name, value in {"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2",
+                        "SLURM_STEP_NODELIST": "node[07-08]",
+                        "SLURM_STEP_TASKS_PER_NODE": "1(x2)"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    resolved = resolvers.resolver("slurm", "cpu", 1, cluster.jobs("distributed_replicated", 2))
+    assert resolved.cluster_spec().as_dict() == {"worker": ["node07:8888", "node08:8888"]}
+    assert (resolved.task_type, resolved.task_id) == ("worker", 1)
+    assert resolvers.worker_count(resolved) == 2
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "4")
+    monkeypatch.setenv("SLURM_STEP_TASKS_PER_NODE", "2(x2)")
+    ps = resolvers.resolver("slurm", "gpu", 2, cluster.jobs("parameter_server", 2))
+    assert ps.cluster_spec().as_dict() == {
+        "chief": ["node07:8888"], "ps": ["node07:8889"], "worker": ["node08:8888", "node08:8889"]}
+    assert (ps.task_type, ps.task_id) == ("ps", 0)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"  # the second task of its node: GPUs 2, 3

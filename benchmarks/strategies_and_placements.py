@@ -1,6 +1,7 @@
 """The seeds' multi-device experiment on this machine: ResNet-20 and DeepCoNN at tiny size on
-one CPU device and on 2 logical CPU devices, for every strategy and placement that applies:
-examples/s, device-to-device copies per step, scaling efficiency.
+one CPU device, on 2 logical CPU devices and on 2 worker processes (one CPU device each), for
+every strategy and placement that applies: examples/s, device-to-device copies per step,
+scaling efficiency.
 
 Runs the real suite (one pytest session per repeat) and prints medians over the repeats.
 
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--perf-tier=full", "--perf-size=tiny", "--perf-only=workload=resnet20,deepconn",
         "--perf-only=device_kind=cpu", "--perf-only=device_count=1,2", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=precision=fp32",
-        "--perf-only=input=synthetic", "--perf-only=strategy=single,replicated,parameter_server",
+        "--perf-only=input=synthetic", "--perf-only=workers=1,2",
+        "--perf-only=strategy=single,replicated,parameter_server,distributed_replicated",
         "--perf-rounds=5", "--perf-steps-per-round=10"]
 
 
@@ -44,18 +46,23 @@ def main() -> None:
         for info in session():
             runs[info["case_id"]].append(info)
     print(f"tiny size, fp32, NHWC, synthetic input, xla off; medians of {repeats} sessions")
-    print(f"{'workload':<9} {'devices':<9} {'strategy':<17} {'placement':<13} {'ex/s':>8} "
-          f"{'copies/step':>11} {'MB/step':>8} {'scaling':>8}")
+    print(f"{'workload':<9} {'devices':<9} {'workers':>7} {'strategy':<22} {'placement':<13} {'ex/s':>8} "
+          f"{'copies/step':>11} {'MB/step':>8} {'all-reduces':>11} {'MB/step':>8} {'scaling':>8}")
     for case_id in sorted(runs, key=lambda c: (runs[c][0]["workload"], c)):
         infos = runs[case_id]
         first = infos[0]
         eps = statistics.median(i["examples_per_sec"] for i in infos)
         scaling = [i["scaling_efficiency"] for i in infos if i.get("scaling_efficiency")]
+        # Model-parallel copies, from the replica's forward and backward; the strategy's own
+        # traffic (parameter-server copies, all-reduces) from the whole step's graph.
         copies = first["copies_per_step"]
+        if not copies["count"]:
+            copies = first["transfers_per_step"]["copies"]
+        reduces = first["transfers_per_step"]["all_reduce"]
         devices = ("virtual " if first["virtual"] else "") + first["device_count"]
-        print(f"{first['workload']:<9} {devices:<9} {first['strategy']:<17} "
+        print(f"{first['workload']:<9} {devices:<9} {first['workers']:>7} {first['strategy']:<22} "
               f"{first['placement']:<13} {eps:>8.1f} {copies['count']:>11} "
-              f"{copies['bytes'] / 1e6:>8.2f} "
+              f"{copies['bytes'] / 1e6:>8.2f} {reduces['count']:>11} {reduces['bytes'] / 1e6:>8.2f} "
               f"{format(statistics.median(scaling), '.2f') if scaling else '':>8}")
 
 

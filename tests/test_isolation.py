@@ -30,10 +30,17 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
 
 def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
     """The profiler, not the flag, decides whether XLA ran: an xla=off case whose model
-    compiles with XLA itself fails with cause `configuration`."""
-    suite = make_suite("hidden_xla")
-    result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-only=precision=fp32",
+    compiles with XLA itself fails with cause `configuration`. The step's ops, not the
+    workload's word, decide the layout: an NCHW case that convolves in NHWC fails too."""
+    suite = make_suite("hidden_xla", "nhwc_inside")
+    one_device = [a for a in ONE_DEVICE_CONFIG if not a.startswith("--perf-only=data_format")]
+    result = suite.runpytest(*one_device, "--perf-only=precision=fp32",
+                             "--perf-only=workload=hidden_xla,nhwc_inside",
                              "--perf-rounds=1", "--perf-steps-per-round=2")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*hidden_xla-cpu1-workers1-xla_off-*: configuration: ConfigurationError: "
-                                 "xla=off, yet XLA executed * times*"])
+    # hidden_xla fails in both layouts; nhwc_inside only where it claims NCHW.
+    assert result.parseoutcomes() == {"failed": 3, "no_baseline": 1}, result.stdout.str()
+    result.stdout.fnmatch_lines_random([
+        "*hidden_xla-cpu1-workers1-xla_off-NHWC-*: configuration: ConfigurationError: "
+        "xla=off, yet XLA executed * times*",
+        "*nhwc_inside-cpu1-workers1-xla_off-NCHW-*: configuration: ConfigurationError: Conv2D "
+        "* runs in NHWC, the case is NCHW*"])

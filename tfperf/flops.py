@@ -80,10 +80,11 @@ COUNTERS: dict[str, Callable[[Any], int]] = {
 }
 
 
-def live_ops(outputs: Iterable[Any]) -> list[Any]:
-    """The ops that `outputs` depend on (data and control edges)."""
+def live_ops(outputs: Iterable[Any], ops: Iterable[Any] = ()) -> list[Any]:
+    """The ops that `outputs` (tensors) and `ops` depend on, themselves included (data and
+    control edges)."""
     seen: set[str] = set()
-    stack = [t.op for t in outputs]
+    stack = [t.op for t in outputs] + list(ops)
     live = []
     while stack:
         op = stack.pop()

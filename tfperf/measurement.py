@@ -228,6 +228,9 @@ class CaseRunner:
             "xla_executions_per_round": ready["xla_executions"],
             "placed_layers": ready["placed_layers"],
             "copies_per_step": ready["copies_per_step"],
+            "transfers_per_step": ready["transfers_per_step"],
+            # Ops that carry a layout, every one checked to run in the case's data format.
+            "layout_ops_checked": ready["layout_ops"],
             "devices": ready["devices"],
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],

@@ -216,6 +216,17 @@ class Trainer:
             tf.TensorSpec((batch_size, *self.labels.shape[2:]), self.labels.dtype),
         ).graph
 
+    def whole_step_graph(self) -> Any:
+        """A trace of one whole training step under the strategy: every replica's forward and
+        gradient, the aggregation and the update. Under a coordinator, the function it sends
+        to a worker, on one batch."""
+        if self.coordinator is not None:
+            return tf.function(self.step).get_concrete_function(
+                tf.TensorSpec(self.features.shape[1:], self.features.dtype),
+                tf.TensorSpec(self.labels.shape[1:], self.labels.dtype)).graph
+        return tf.function(lambda index: self.step(*self.pool, index)).get_concrete_function(
+            tf.TensorSpec((), tf.int64)).graph
+
     def flops_per_example(self, batch_size: int) -> float:
         """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
         return flops.count_graph(self.step_graph(batch_size)) / batch_size

@@ -120,6 +120,32 @@ def _check_variables(model: Any, assignment: dict[str, str]) -> None:
                                          f"placement says {assignment[layer.name]}")
 
 
+# Ops whose layout is an attribute: convolutions forward and backward, pooling, batch norm.
+_LAYOUT_OPS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad",
+               "AvgPool", "AvgPoolGrad", "FusedBatchNormV3", "FusedBatchNormGradV3", "BiasAdd",
+               "BiasAddGrad")
+
+
+def _check_layout(graph: Any, data_format: str) -> int:
+    """Every layout-carrying op of the step runs in the case's data format (an NCHW case whose
+    convolutions ran NHWC behind transposes would be mislabelled). Returns how many there are."""
+    from tfperf.flops import live_ops
+
+    checked = 0
+    for op in live_ops(graph.outputs):
+        if op.type not in _LAYOUT_OPS:
+            continue
+        have = op.get_attr("data_format").decode()
+        # BiasAdd of a dense layer says NHWC for "channels last", whatever the case's layout.
+        if op.type.startswith("BiasAdd") and op.inputs[0].shape.rank != 4:
+            continue
+        if have != data_format:
+            raise ConfigurationError(f"{op.type} {op.name} runs in {have}, the case is "
+                                     f"{data_format}")
+        checked += 1
+    return checked
+
+
 def _resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
     """Where the other tasks are; a proof that the cluster has the workers the case names."""
     from tfperf import cluster, resolvers
@@ -174,6 +200,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     import tensorflow as tf
 
     from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes
+    from tfperf.transfers import per_step as transfers_per_step
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
     case = spec.case
@@ -229,6 +256,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     _check_variables(trainer.model, assignment)
     step_graph = trainer.step_graph(spec.batch_size)
     copies = placements.copies(step_graph, devices[0])
+    layout_ops = _check_layout(step_graph, case["data_format"])
+    moved = transfers_per_step(trainer.whole_step_graph(), devices[0])
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # Interpreter up to model and input ready: TensorFlow's import, the build, input files.
@@ -270,6 +299,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         xla_executions=xla_executions,
         placed_layers=len(assignment),
         copies_per_step={"count": copies.count, "bytes": copies.bytes},
+        transfers_per_step=moved,
+        layout_ops=layout_ops,
         **bandwidth,
     )
     step = spec.warmup_rounds * k

@@ -88,7 +88,8 @@ def copies(graph: Any, default_device: str) -> Copies:
     """The device-to-device transfers of one call of a traced step: every edge whose producer
     and consumer run on different devices becomes a send/receive pair when TensorFlow
     partitions the graph. Unplaced ops run on the default device; resource handles are not
-    copied (an op on a variable runs where the variable lives)."""
+    copied (an op on a variable runs where the variable lives). The ops counted are those the
+    step's outputs and its stateful ops (the variable updates) depend on."""
     import tensorflow as tf
 
     from tfperf.flops import live_ops
@@ -97,15 +98,21 @@ def copies(graph: Any, default_device: str) -> Copies:
         return str(tf.DeviceSpec.from_string(op.device or default_device).to_string())
 
     count = nbytes = 0
-    for op in live_ops(graph.outputs):
+    for op in live_ops(graph.outputs, graph.control_outputs):
         for tensor in op.inputs:
             if tensor.dtype in (tf.resource, tf.variant) or device(tensor.op) == device(op):
                 continue
             count += 1
-            dims = tensor.shape.as_list() if tensor.shape.rank is not None else None
-            if dims is not None and all(d is not None for d in dims):
-                size = 1
-                for d in dims:
-                    size *= d
-                nbytes += size * tensor.dtype.size
+            nbytes += static_bytes(tensor)
     return Copies(count, nbytes)
+
+
+def static_bytes(tensor: Any) -> int:
+    """A tensor's size in bytes, or 0 where its shape is not static."""
+    dims = tensor.shape.as_list() if tensor.shape.rank is not None else None
+    if dims is None or any(d is None for d in dims):
+        return 0
+    size = 1
+    for d in dims:
+        size *= d
+    return int(size * tensor.dtype.size)

@@ -76,9 +76,10 @@ def test_scaling_drop_against_the_baseline_fails_the_case(make_suite: MakeSuite)
     for bench in data["benchmarks"]:
         info = bench["extra_info"]
         if info.get("scaling_efficiency"):
-            # The stored baseline scaled ten times better than this machine can: a real
-            # scaling loss of 90% against it.
-            info["scaling_efficiency"] *= 10
+            # The stored baseline scaled a thousand times better than this machine can: a
+            # scaling loss of 99.9% against it, far beyond what noise in either session (a
+            # slow 1-device run inflates the 2-device case's efficiency) could hide.
+            info["scaling_efficiency"] *= 1000
     path.write_text(json.dumps(data))
     again = suite.runpytest(*select, "--perf-threshold=75")
     again.stdout.fnmatch_lines(["*virtual_cpu2*replicated*: scaling_regression: scaling "

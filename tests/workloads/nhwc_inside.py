@@ -6,7 +6,7 @@ from typing import Any
 import keras
 from _tiny import CLASSES, TinyCNN
 
-from tfperf.layers import output_dtype
+from tfperf.layers import FusedBatchNorm, output_dtype
 from tfperf.workload import ModelConfig
 
 
@@ -17,7 +17,8 @@ class NhwcInside(TinyCNN):
         nchw = config.data_format == "NCHW"
         inputs = keras.Input((3, 8, 8) if nchw else (8, 8, 3))
         x = keras.layers.Permute((2, 3, 1))(inputs) if nchw else inputs
-        x = keras.layers.Conv2D(8, 3, padding="same", activation="relu")(x)
+        x = keras.layers.Conv2D(8, 3, padding="same", use_bias=False)(x)
+        x = keras.layers.ReLU()(FusedBatchNorm("NHWC")(x))
         x = keras.layers.GlobalAveragePooling2D()(x)
         return keras.Model(inputs, keras.layers.Dense(CLASSES, dtype=output_dtype())(x))
 

@@ -201,8 +201,6 @@ def _workers_fit(case: Case, workload: WorkloadInfo) -> str | None:
     if case.workers == 1:
         return None
     if case.strategy == "parameter_server":
-        if case.device_count > 1:
-            return "parameter_server across processes runs one device per worker"
         if case.input == "feed":
             return ("parameter_server across processes runs steps on remote workers: no host "
                     "array to feed")

@@ -52,6 +52,9 @@ def _implemented(case: Case) -> str | None:
     if case.precision not in IMPLEMENTED_PRECISIONS:
         return f"precision {case.precision} is not implemented yet"
     if case.strategy == "parameter_server" and case.workers > 1:
+        if case.device_count > 1:
+            return ("parameter_server across processes: workers with several devices are not "
+                    "implemented yet (one replica per worker)")
         if case.input != "synthetic":
             return ("parameter_server across processes: per-worker datasets read synthetic "
                     f"input only; {case.input} is not implemented yet")

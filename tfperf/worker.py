@@ -146,6 +146,17 @@ def _check_layout(graph: Any, data_format: str) -> int:
     return checked
 
 
+def _local_device(settings: Any, device: str) -> str:
+    """`device` with the job and task whose ops it runs: this process's task, or a worker
+    task for a coordinator's steps (sent to whichever worker is free)."""
+    resolver = settings.resolver
+    if resolver is None:
+        return f"/job:localhost/replica:0/task:0{device}"
+    if resolver.task_type == "chief":
+        return f"/job:worker/replica:0/task:0{device}"
+    return f"/job:{resolver.task_type}/replica:0/task:{resolver.task_id}{device}"
+
+
 def _resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
     """Where the other tasks are; a proof that the cluster has the workers the case names."""
     from tfperf import cluster, resolvers
@@ -255,9 +266,10 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     )
     _check_variables(trainer.model, assignment)
     step_graph = trainer.step_graph(spec.batch_size)
-    copies = placements.copies(step_graph, devices[0])
+    local = _local_device(settings, devices[0])
+    copies = placements.copies(step_graph, local)
     layout_ops = _check_layout(step_graph, case["data_format"])
-    moved = transfers_per_step(trainer.whole_step_graph(), devices[0])
+    moved = transfers_per_step(trainer.whole_step_graph(), local)
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # Interpreter up to model and input ready: TensorFlow's import, the build, input files.

@@ -87,15 +87,20 @@ class Copies:
 def copies(graph: Any, default_device: str) -> Copies:
     """The device-to-device transfers of one call of a traced step: every edge whose producer
     and consumer run on different devices becomes a send/receive pair when TensorFlow
-    partitions the graph. Unplaced ops run on the default device; resource handles are not
+    partitions the graph. Unplaced ops run on `default_device` (fully qualified: job, replica,
+    task and device); resource handles are not
     copied (an op on a variable runs where the variable lives). The ops counted are those the
     step's outputs and its stateful ops (the variable updates) depend on."""
     import tensorflow as tf
 
     from tfperf.flops import live_ops
 
+    # Op devices name as much as their placer knew ("/device:CPU:1", or with job and task):
+    # each is completed from the default device, so one device has one name.
+    local = tf.DeviceSpec.from_string(default_device)
+
     def device(op: Any) -> str:
-        return str(tf.DeviceSpec.from_string(op.device or default_device).to_string())
+        return str(local.make_merged_spec(tf.DeviceSpec.from_string(op.device)).to_string())
 
     count = nbytes = 0
     for op in live_ops(graph.outputs, graph.control_outputs):

@@ -146,3 +146,11 @@ def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> No
         "chief": ["node07:8888"], "ps": ["node07:8889"], "worker": ["node08:8888", "node08:8889"]}
     assert (ps.task_type, ps.task_id) == ("ps", 0)
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "2,3"  # the second task of its node: GPUs 2, 3
+    # The whole cluster on one node: four tasks, two GPUs each.
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    monkeypatch.setenv("SLURM_STEP_NODELIST", "node07")
+    monkeypatch.setenv("SLURM_STEP_TASKS_PER_NODE", "4")
+    one_node = resolvers.resolver("slurm", "gpu", 2, cluster.jobs("parameter_server", 2))
+    assert one_node.cluster_spec().as_dict()["worker"] == ["node07:8890", "node07:8891"]
+    assert (one_node.task_type, one_node.task_id) == ("worker", 1)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "6,7"

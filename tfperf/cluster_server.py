@@ -25,8 +25,7 @@ def main(argv: list[str]) -> int:
 
     from tfperf import resolvers
 
-    jobs = {"chief": 1, "worker": workers, "ps": cluster.PS_TASKS}
-    resolved = resolvers.resolver(mode, kind, devices, jobs)
+    resolved = resolvers.resolver(mode, kind, devices, cluster.jobs("parameter_server", workers))
     # A worker runs one scheduled function per thread at a time; the coordinator keeps
     # several in flight, and with a single inter-op thread the servers deadlock silently
     # (../shared/TF-NOTES.md): at least workers + 1.

@@ -53,7 +53,7 @@ class Cluster:
     def _watcher(self, awaited: Worker) -> Callable[[], None]:
         def watch() -> None:
             for task, worker in self.tasks:
-                if worker is not awaited and worker._process is not None and not worker.alive:
+                if worker is not awaited and not worker.alive:
                     raise self._died(task, worker)
         return watch
 
@@ -74,14 +74,18 @@ class Cluster:
 
     def _first_death(self) -> CaseFailure | None:
         for task, worker in self.tasks[1:]:
-            if worker._process is not None and not worker.alive:
+            if not worker.alive:
                 return self._died(task, worker)
         return None
 
-    def _all(self, call: Callable[[Worker], T]) -> T:
-        """`call` on the reporting task, then on every other task that trains; the reporting
-        task's answer. A failure blamed on the cluster names the task that died first."""
+    def _all(self, call: Callable[[Worker], T], first: Callable[[Worker], None] | None = None
+             ) -> T:
+        """`first` on every task that trains, then `call` on the reporting task and on every
+        other task that trains; the reporting task's answer. A failure blamed on the cluster
+        names the task that died first."""
         try:
+            for worker in self.trainers if first else ():
+                first(worker)  # type: ignore[misc]
             answer = call(self.primary)
             for worker in self.trainers[1:]:
                 call(worker)
@@ -94,17 +98,21 @@ class Cluster:
     def wait_ready(self) -> dict[str, Any]:
         return self._all(Worker.wait_ready)
 
+    def _command(self, phase: str, command: str, answer: str, **payload: Any) -> dict[str, Any]:
+        """`command` to every task that trains, then every task's `answer`."""
+
+        def send(worker: Worker) -> None:
+            worker.phase = phase
+            worker.send(protocol.encode(command, **payload))
+
+        return self._all(lambda worker: worker.expect(answer), first=send)
+
     def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:
-        for worker in self.trainers:
-            worker.phase = "measuring"
-            worker.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
-        return self._all(lambda worker: worker.expect(protocol.ROUND_DONE))
+        return self._command("measuring", protocol.ROUND, protocol.ROUND_DONE,
+                             inject_seconds=inject_seconds)
 
     def finish(self) -> dict[str, Any]:
-        for worker in self.trainers:
-            worker.phase = "finishing"
-            worker.send(protocol.encode(protocol.FINISH))
-        return self._all(lambda worker: worker.expect(protocol.FINISHED))
+        return self._command("finishing", protocol.FINISH, protocol.FINISHED)
 
 
 def launch(spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float, log_path: Path,

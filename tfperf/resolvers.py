@@ -16,16 +16,16 @@ def resolver(mode: str, device_kind: str, devices_per_task: int, jobs: dict[str,
     if mode in ("local", "tf_config"):
         return tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if mode == "slurm":
-        gpus = devices_per_task if device_kind == "gpu" else 0
-        tasks_on_a_node = None  # Slurm says how many tasks each node runs
+        # The resolver gives each task of a node its own GPUs (CUDA_VISIBLE_DEVICES), after
+        # checking that the node has GPUs for all its tasks; no node runs more tasks than the
+        # whole job, so that bound never refuses a real layout. A CPU task takes no GPU: the
+        # resolver divides by GPUs per task, so it counts one and sets nothing.
+        per_task = devices_per_task if device_kind == "gpu" else 1
         return tf.distribute.cluster_resolver.SlurmClusterResolver(
             jobs=jobs,
-            tasks_per_node=tasks_on_a_node,
-            # The resolver hands each task its own GPUs through CUDA_VISIBLE_DEVICES; a CPU
-            # task gets none (its zero-GPU arithmetic fails, hence one per task, not set).
-            gpus_per_node=gpus * max(jobs.values()) if gpus else max(jobs.values()),
-            gpus_per_task=gpus or 1,
-            auto_set_gpu=bool(gpus),
+            gpus_per_node=per_task * sum(jobs.values()),
+            gpus_per_task=per_task,
+            auto_set_gpu=device_kind == "gpu",
         )
     raise ValueError(f"cluster mode {mode!r}; valid: local, tf_config, slurm")
 

@@ -8,6 +8,8 @@ import os
 import platform
 import re
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,9 @@ class Gpu:
     name: str
     memory_bytes: int
     uuid: str
+    compute_capability: str = ""  # "9.0"
+    max_sm_clock_mhz: int | None = None
+    power_limit_w: float | None = None
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,9 @@ class Machine:
     cpu_cores: int
     gpus: tuple[Gpu, ...] = ()
     gpu_unavailable_reason: str | None = None
+    driver: str | None = None
+    host: str = ""
+    runner: str = ""  # the CI runner's name ($RUNNER_NAME), if any
 
     def device_count(self, kind: str) -> int:
         # One physical CPU device whatever the core count: TensorFlow's view.
@@ -70,34 +78,56 @@ def _tensorflow_version() -> str:
     return "none"
 
 
-def _gpus() -> tuple[tuple[Gpu, ...], str | None]:
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _optional(call: Any, *args: Any) -> Any:
+    """A figure some GPUs or drivers do not report (NVML raises NotSupported): None."""
+    try:
+        return call(*args)
+    except Exception:  # pynvml's NVMLError and its per-code subclasses
+        return None
+
+
+def read_gpus(nvml: ModuleType | Any) -> tuple[tuple[Gpu, ...], str | None, str | None]:
+    """The GPUs, the driver version, and why there are none, read through an NVML module
+    (pynvml; a fake of it in self-tests)."""
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError as error:
+        return (), None, f"no NVIDIA driver ({error})"
+    try:
+        gpus = []
+        for i in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            capability = _optional(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+            clock = _optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM)
+            limit_mw = _optional(nvml.nvmlDeviceGetPowerManagementLimit, handle)
+            gpus.append(Gpu(
+                name=_text(nvml.nvmlDeviceGetName(handle)),
+                memory_bytes=int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+                uuid=_text(nvml.nvmlDeviceGetUUID(handle)),
+                compute_capability=".".join(map(str, capability)) if capability else "",
+                max_sm_clock_mhz=int(clock) if clock is not None else None,
+                power_limit_w=limit_mw / 1000 if limit_mw is not None else None,
+            ))
+        driver = _optional(nvml.nvmlSystemGetDriverVersion)
+        return tuple(gpus), _text(driver) if driver is not None else None, None
+    finally:
+        nvml.nvmlShutdown()
+
+
+def _gpus() -> tuple[tuple[Gpu, ...], str | None, str | None]:
     try:
         import pynvml
     except ImportError:
-        return (), "nvidia-ml-py is not installed"
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as error:
-        return (), f"no NVIDIA driver ({error})"
-    try:
-        gpus = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            name = pynvml.nvmlDeviceGetName(handle)
-            gpus.append(
-                Gpu(
-                    name=name.decode() if isinstance(name, bytes) else str(name),
-                    memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total),
-                    uuid=str(pynvml.nvmlDeviceGetUUID(handle)),
-                )
-            )
-        return tuple(gpus), None
-    finally:
-        pynvml.nvmlShutdown()
+        return (), None, "nvidia-ml-py is not installed"
+    return read_gpus(pynvml)
 
 
 def detect() -> Machine:
-    gpus, reason = _gpus()
+    gpus, driver, reason = _gpus()
     return Machine(
         system=platform.system(),
         python=".".join(platform.python_version_tuple()[:2]),
@@ -106,4 +136,7 @@ def detect() -> Machine:
         cpu_cores=len(os.sched_getaffinity(0)),
         gpus=gpus,
         gpu_unavailable_reason=reason,
+        driver=driver,
+        host=platform.node(),
+        runner=os.environ.get("RUNNER_NAME", ""),
     )

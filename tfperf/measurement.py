@@ -4,6 +4,7 @@ recorded and judged. Always report, then fail: extra_info is complete before any
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -12,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import xla_modes
-from tfperf.baseline import BaselineStore, Comparison
+from tfperf import case_gate, fingerprint, gate, history, xla_modes
+from tfperf.case_gate import CaseGate, Sources
 from tfperf.failures import CaseFailure
+from tfperf.gate_rules import GateRules
 from tfperf.gpu_telemetry import Sampler
 from tfperf.launcher import launch
+from tfperf.machine import Machine
 from tfperf.matrix import Case
 from tfperf.options import PerfOptions
 from tfperf.protocol import WorkerSpec
@@ -30,7 +33,8 @@ class CaseRecord:
 
     case: Case
     extra_info: dict[str, Any] = field(default_factory=dict)
-    comparison: Comparison | None = None
+    gate: CaseGate | None = None
+    run: history.Run | None = None  # kept in the session's history file
     failure: CaseFailure | None = None
 
 
@@ -74,14 +78,29 @@ def _bandwidth_figures(ready: dict[str, Any], examples_per_sec: float) -> dict[s
             "fraction_of_copy_rate": achieved / float(ready["copy_bytes_per_sec"])}
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One measurement of a case by one worker (or cluster)."""
+
+    ready: dict[str, Any]
+    finished: dict[str, Any]
+    round_s: list[float]
+    losses: list[float]
+    telemetry: dict[str, Any]
+
+
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
-                 baselines: BaselineStore, log_dir: Path, gpu_memory_bytes: int = 0) -> None:
-        self.gpu_memory_bytes = gpu_memory_bytes
+                 machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
+                 session: str) -> None:
+        self.gpu_memory_bytes = machine.gpus[0].memory_bytes if machine.gpus else 0
         self.options = options
         self.workloads = workloads
-        self.baselines = baselines
+        self.machine = machine
+        self.sources = sources
+        self.rules = rules
         self.log_dir = log_dir
+        self.session = session
         # Matrix-product rate per (device kind, dtype): measured by the first worker that
         # needs it, reused by the rest of the session.
         self.peak_flops: dict[tuple[str, str], float] = {}
@@ -137,6 +156,34 @@ class CaseRunner:
             return 0.0
         return injection.fraction
 
+    def _measure(self, case: Case, spec: WorkerSpec, drive: Callable[[Callable[[], None]], None],
+                 log_name: str) -> Measured:
+        """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
+        for each measured round."""
+        round_s: list[float] = []
+        losses: list[float] = []
+        env = worker_env(case, dict(os.environ))
+        with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
+                    self.options.cluster) as worker:
+            ready = worker.wait_ready()
+            self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
+            if "copy_bytes_per_sec" in ready:
+                self.copy_rate[case.device_kind] = ready["copy_bytes_per_sec"]
+            warm = ready["warm_round_s"] or [ready["first_round_s"]]
+            inject = self._inject_fraction(case) * float(np.median(warm))
+
+            def one_round() -> None:
+                message = worker.run_round(inject)
+                round_s.append(message["seconds"])
+                losses.append(message["loss"])
+
+            with self._telemetry(case, env) as sampler:
+                drive(one_round)
+            telemetry = sampler.summary() if sampler else {
+                "unavailable": "unavailable: a CPU case uses no GPU"}
+            finished = worker.finish()
+        return Measured(ready, finished, round_s, losses, telemetry)
+
     def run(self, case: Case, benchmark: Any) -> CaseRecord:
         record = CaseRecord(case)
         self.records.append(record)
@@ -146,45 +193,63 @@ class CaseRunner:
                     batch_size=spec.batch_size,
                     steps_per_round=spec.steps_per_round, size=spec.size)
         benchmark.extra_info.update(info)
-        worker_rounds: list[float] = []
-        losses: list[float] = []
         try:
-            env = worker_env(case, dict(os.environ))
-            with launch(spec, env, self.options.timeout_s, self.log_dir / f"{case.id}.log",
-                        self.options.cluster) as worker:
-                ready = worker.wait_ready()
-                self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
-                if "copy_bytes_per_sec" in ready:
-                    self.copy_rate[case.device_kind] = ready["copy_bytes_per_sec"]
-                warm = ready["warm_round_s"] or [ready["first_round_s"]]
-                inject = self._inject_fraction(case) * float(np.median(warm))
-
-                def one_round() -> None:
-                    message = worker.run_round(inject)
-                    worker_rounds.append(message["seconds"])
-                    losses.append(message["loss"])
-
-                with self._telemetry(case, env) as sampler:
-                    benchmark.pedantic(one_round, rounds=self.options.rounds, iterations=1)
-                info["gpu_telemetry"] = sampler.summary() if sampler else {
-                    "unavailable": "unavailable: a CPU case uses no GPU"}
-                finished = worker.finish()
+            measured = self._measure(
+                case, spec,
+                lambda one: benchmark.pedantic(one, rounds=self.options.rounds, iterations=1),
+                f"{case.id}.log")
         except CaseFailure as failure:
             record.failure = failure
             info.update(failure=failure.cause, failure_message=failure.message)
             benchmark.extra_info.update(info)
             raise
-        info.update(self._figures(spec, ready, finished, worker_rounds, benchmark))
+        info["gpu_telemetry"] = measured.telemetry
+        info.update(self._figures(spec, measured.ready, measured.finished, measured.round_s,
+                                  benchmark))
         info.update(self._scaling(case, info["examples_per_sec"]))
         benchmark.extra_info.update(info)
-        self._judge(record, benchmark)
+        self._judge(record, spec, measured, benchmark)
         return record
 
-    def _scaling(self, case: Case, examples_per_sec: float) -> dict[str, Any]:
+    def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
+                scaling_efficiency: float | None) -> history.Run:
+        """The run as the history keeps it: its fingerprint, median and every round's rate."""
+        examples_per_round = spec.batch_size * int(measured.ready["strategy"]["replicas"]) \
+            * spec.steps_per_round
+        rates = tuple(examples_per_round / s for s in measured.round_s)
+        config = {**case.axis_values(), "size": spec.size, "batch_size": spec.batch_size,
+                  "steps_per_round": spec.steps_per_round, "rounds": self.options.rounds,
+                  "warmup_rounds": spec.warmup_rounds}
+        peak = measured.finished.get("peak_memory_bytes")
+        return history.Run(
+            case_id=case.id,
+            fingerprint=fingerprint.of_case(self.machine, measured.ready.get("build", {}),
+                                            case.device_kind, case.virtual, config),
+            when=history.now(), session=self.session,
+            examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
+            round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
+            peak_memory_bytes=float(peak) if peak else None)
+
+    def _rerun(self, case: Case, spec: WorkerSpec) -> history.Run:
+        """A second, independent measurement of a flagged case: a fresh worker."""
+        def drive(one: Callable[[], None]) -> None:
+            for _ in range(self.options.rounds):
+                one()
+
+        measured = self._measure(case, spec, drive, f"{case.id}.rerun.log")
+        examples_per_round = spec.batch_size * int(measured.ready["strategy"]["replicas"]) \
+            * spec.steps_per_round
+        median = examples_per_round / float(np.median(measured.round_s))
+        scaling = self._scaling(case, median, remember=False).get("scaling_efficiency")
+        return self._run_of(case, spec, measured, scaling)
+
+    def _scaling(self, case: Case, examples_per_sec: float, remember: bool = True
+                 ) -> dict[str, Any]:
         """Examples/s per device over the 1-device figure of the same configuration (single
         strategy, default placement) measured in this session. Cases run in the matrix's
         order, which puts device count 1 first."""
-        self.measured[case] = examples_per_sec
+        if remember:
+            self.measured[case] = examples_per_sec
         if case.device_count == 1 and case.workers == 1 and case.strategy == "single":
             return {}
         reference = replace(case, device_count=1, strategy="single", placement="default",
@@ -244,43 +309,63 @@ class CaseRunner:
             "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
         }
 
-    def _judge_scaling(self, record: CaseRecord, benchmark: Any) -> None:
-        """Scaling is gated like throughput: a drop beyond the threshold from the baseline's
-        scaling efficiency fails the case (the most common multi-GPU regression)."""
-        info = record.extra_info
-        now = info.get("scaling_efficiency")
-        before = self.baselines.field(record.case.id, "scaling_efficiency", info["batch_size"])
-        if now is None or before is None:
-            return
-        info["baseline_scaling_efficiency"] = before
-        benchmark.extra_info["baseline_scaling_efficiency"] = before
-        if now / before - 1 < -self.options.threshold:
-            record.failure = CaseFailure(
-                "scaling_regression",
-                f"scaling efficiency {now:.1%} against its baseline's {before:.1%}; threshold "
-                f"{self.options.threshold:.0%}")
-            raise record.failure
-
-    def _judge(self, record: CaseRecord, benchmark: Any) -> None:
+    def _judge(self, record: CaseRecord, spec: WorkerSpec, measured: Measured,
+               benchmark: Any) -> None:
         info = record.extra_info
         first, last = info["loss_first"], info["loss_last"]
         if not last < first:
-            # A run that did not learn is not a valid baseline either.
+            # A run that did not learn is not a valid baseline either: not kept.
             benchmark.has_error = True
             record.failure = CaseFailure(
                 "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
                 "did not learn, so its speed means nothing")
             raise record.failure
-        self._judge_scaling(record, benchmark)
-        comparison = self.baselines.compare(
-            record.case.id, info["examples_per_sec"], info["batch_size"], self.options.threshold)
-        record.comparison = comparison
-        benchmark.extra_info["baseline"] = comparison.status
-        if comparison.status == "regression":
-            assert comparison.change is not None
-            record.failure = CaseFailure(
-                "regression",
-                f"{-comparison.change:.1%} slower than its baseline "
-                f"({info['examples_per_sec']:.1f} vs {comparison.baseline_examples_per_sec:.1f} "
-                f"examples/s, {comparison.source}); threshold {self.options.threshold:.0%}")
+        run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))
+        record.run = run
+        info["fingerprint"] = run.fingerprint.to_json()
+        if not self.options.gating:
+            benchmark.extra_info.update(info)
+            return
+        settings = self.options.gate
+        verdict = case_gate.assess(run, self.sources, self.rules, settings)
+        again = None
+        if verdict.flagged and self.options.rerun:
+            again = self._rerun(record.case, spec)
+        verdict = case_gate.conclude(verdict, again, self.rules, settings,
+                                     datetime.date.today())
+        record.gate = verdict
+        record.run = replace(run, verdict=verdict.status, rerun_round_examples_per_sec=(
+            again.round_examples_per_sec if again else ()))
+        info["gate"] = _gate_info(verdict, again)
+        benchmark.extra_info.update(info)
+        if verdict.failed:
+            record.failure = CaseFailure("regression", _regression_message(verdict))
             raise record.failure
+
+
+def _gate_info(verdict: CaseGate, again: history.Run | None) -> dict[str, Any]:
+    """The gate's verdict as extra_info carries it (and pytest-benchmark's JSON with it)."""
+    return {
+        "status": verdict.status,
+        "history_runs": len(verdict.history),
+        "fingerprint_key": verdict.run.fingerprint.key,
+        "fingerprint_differs": verdict.fingerprint_note or None,
+        "soft_differences": verdict.soft_note or None,
+        "waiver": verdict.waiver_note or None,
+        "rerun_examples_per_sec": again.examples_per_sec if again else None,
+        "figures": {v.metric.name: {"status": v.status, "now": v.now, "baseline": v.baseline,
+                                    "change": v.change, "z": v.z, "threshold": v.threshold,
+                                    "method": v.method, "p_value": v.p_value, "note": v.note}
+                    for v in verdict.verdicts},
+    }
+
+
+def _regression_message(verdict: CaseGate) -> str:
+    parts = []
+    for v in verdict.verdicts:
+        if v.status == gate.REGRESSION:
+            assert v.baseline is not None and v.z is not None and v.threshold is not None
+            parts.append(f"{v.metric.label} {v.slowdown:.1%} worse than its history's median "
+                         f"({v.now:.4g} vs {v.baseline:.4g}, z={v.z:.1f}, {v.method}; effect "
+                         f"floor {v.threshold:.1%}); confirmed: {v.note}")
+    return "; ".join(parts) + (f"; {verdict.waiver_note}" if verdict.waiver_note else "")

@@ -14,6 +14,7 @@ import pytest
 
 from tfperf.cluster import CLUSTER_MODES
 from tfperf.equivalence import FAULTS, ArmSpec
+from tfperf.gate import GateSettings
 from tfperf.matrix import AXIS_BY_NAME
 from tfperf.pipelines import FILE_LAYOUTS
 from tfperf.requirements import VIRTUAL_POLICIES
@@ -21,7 +22,7 @@ from tfperf.strategies import ALL_REDUCE
 from tfperf.tiers import MEASUREMENT, Tier
 
 DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
-DEFAULT_THRESHOLD = 0.10
+ON_OFF = ("on", "off")
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,10 @@ class PerfOptions:
     rounds: int
     steps_per_round: int
     timeout_s: float
-    threshold: float  # a fraction: 0.1 fails a case 10% slower than its baseline
+    gate: GateSettings
+    rerun: bool  # re-run a flagged case before failing it
+    gating: bool  # off: measure and record only (the refresh command's sessions)
+    history_dir: Path  # every gated run is kept here, one file per session
     workloads_dir: Path
     cache_dir: Path  # generated input files (TFRecord), kept across sessions
     file_layout: str  # TFRecord files: many_small or few_large
@@ -88,9 +92,24 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Training steps per round; the host synchronises once per round.")
     group.addoption("--perf-timeout", metavar="SECONDS",
                     help="Wall-clock limit for one case, start to finish.")
-    group.addoption("--perf-threshold", metavar="PERCENT",
-                    help=f"Fail a case slower than its baseline by more than this "
-                         f"(default: {DEFAULT_THRESHOLD:.0%}).")
+    defaults = GateSettings()
+    group.addoption("--perf-z", metavar="Z",
+                    help="Robust z-score (against the per-run medians of the case's history) "
+                         f"beyond which a slowdown is significant (default: {defaults.z:g}).")
+    group.addoption("--perf-effect-floor", metavar="PERCENT",
+                    help="The least slowdown that fails a case, however significant (default: "
+                         f"{defaults.floor:.0%}; per case in baselines/gate.toml).")
+    group.addoption("--perf-min-history", metavar="N",
+                    help="Runs of history needed for the z-score; with fewer, a threshold "
+                         f"derived from the measured spread (default: {defaults.min_history}).")
+    group.addoption("--perf-rerun", metavar="on|off",
+                    help="Re-run a flagged case and confirm its slowdown before failing it "
+                         "(default: on in the nightly and full tiers, off in smoke).")
+    group.addoption("--perf-gate", metavar="on|off", default="on",
+                    help="off: measure and keep the runs without gating them (default: on).")
+    group.addoption("--perf-history", metavar="DIR", default=".perf-results/history",
+                    help="Where every gated run is kept, one file per session "
+                         "(default: .perf-results/history).")
     group.addoption("--perf-workloads", metavar="DIR", default="workloads",
                     help="Folder of workload modules, relative to the rootdir.")
     group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
@@ -131,11 +150,21 @@ def _tier(text: str) -> Tier:
         raise ValueError(f"--perf-tier: {error}") from None
 
 
-def _threshold(text: str) -> float:
-    percent = _positive_float("--perf-threshold", text.strip().rstrip("%"))
+def _percent(option: str, text: str) -> float:
+    percent = _positive_float(option, text.strip().rstrip("%"))
     if percent >= 100:
-        raise ValueError(f"--perf-threshold: {text!r} must be a percentage between 0 and 100")
+        raise ValueError(f"{option}: {text!r} must be a percentage between 0 and 100")
     return percent / 100
+
+
+def _gate(get: Callable[[str], str | None]) -> GateSettings:
+    defaults = GateSettings()
+    z, floor, history = get("perf_z"), get("perf_effect_floor"), get("perf_min_history")
+    return GateSettings(
+        z=_positive_float("--perf-z", z) if z else defaults.z,
+        floor=_percent("--perf-effect-floor", floor) if floor else defaults.floor,
+        min_history=_positive_int("--perf-min-history", history) if history
+        else defaults.min_history)
 
 
 def _only(items: list[str], workloads: list[str]) -> dict[str, tuple[str, ...]]:
@@ -208,8 +237,11 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             if get("perf_steps_per_round") else measurement.steps_per_round,
             timeout_s=_positive_float("--perf-timeout", timeout) if timeout
             else DEFAULT_TIMEOUT_S[tier],
-            threshold=_threshold(get("perf_threshold")) if get("perf_threshold")
-            else DEFAULT_THRESHOLD,
+            gate=_gate(get),
+            rerun=_one_of("--perf-rerun", "value", get("perf_rerun"), ON_OFF) == "on"
+            if get("perf_rerun") else tier is not Tier.SMOKE,
+            gating=_one_of("--perf-gate", "value", get("perf_gate"), ON_OFF) == "on",
+            history_dir=Path(config.rootpath, get("perf_history")),
             workloads_dir=workloads_dir,
             cache_dir=Path(config.rootpath, get("perf_cache_dir")),
             file_layout=_one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),

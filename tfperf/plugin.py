@@ -16,12 +16,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from tfperf import matrix, options, report, requirements
+from tfperf import gate_report, gate_rules, history, matrix, options, report, requirements
 from tfperf.arms import ArmRunner
-from tfperf.baseline import BaselineError, BaselineStore
+from tfperf.case_gate import Sources
 from tfperf.equivalence_check import EquivalenceCheck
+from tfperf.files import StoreError
 from tfperf.machine import Machine, detect
 from tfperf.measurement import CaseRunner
+from tfperf.store import BaselineStore
 from tfperf.tiers import Tier
 from tfperf.workload import WorkloadError, WorkloadInfo, discover
 
@@ -57,6 +59,8 @@ class PerfSession:
     machine: Machine
     runner: CaseRunner | None = None
     equivalence: EquivalenceCheck | None = None
+    history_file: Path | None = None
+    report_lines: list[str] | None = None
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return _discover(self.options.workloads_dir)
@@ -91,24 +95,39 @@ def pytest_configure(config: pytest.Config) -> None:
         settings.load_profile(profile)
 
 
+RESULTS = Path(".perf-results")
+
+
+def baselines_dir(config: pytest.Config) -> Path:
+    """pytest-benchmark's storage folder (--benchmark-storage, baselines/ by pytest.ini)."""
+    bench = getattr(config, "_benchmarksession", None)
+    return Path(str(bench.storage)) if bench is not None else config.rootpath / "baselines"
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     perf = session.config.stash[SESSION]
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
-    storage = Path(str(bench.storage)) if bench is not None else session.config.rootpath
+    root = session.config.rootpath
     if bench is not None:
         # pytest-benchmark names its storage folder after OS and Python only; ours names the
         # devices and TensorFlow too, so that results of different hardware never mix.
         bench.machine_id = key
         bench.storage.default_machine_id = key
         bench.handle_loading()
+        if not bench.json:  # always the JSON that `pytest-benchmark compare` reads
+            bench.json = root / RESULTS / "reports" / "benchmark.json"
+            bench.json.parent.mkdir(parents=True, exist_ok=True)
+    baselines = baselines_dir(session.config)
     try:
-        baselines = BaselineStore(storage / key)
-    except BaselineError as error:
+        # Read whole before any case runs: a broken store stops here, naming the file.
+        rules = gate_rules.load(baselines)
+        sources = Sources(BaselineStore(baselines / key / "entries").active(),
+                          history.History(perf.options.history_dir).runs())
+    except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
-    log_dir = session.config.rootpath / ".perf-results" / "logs"
-    gpu_memory = perf.machine.gpus[0].memory_bytes if perf.machine.gpus else 0
-    perf.runner = CaseRunner(perf.options, perf.workloads, baselines, log_dir, gpu_memory)
+    perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
+                             root / RESULTS / "logs", history.session_id())
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -165,17 +184,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     callspec = getattr(item, "callspec", None)
     if report.when == "call" and report.passed and callspec and perf.runner:
         record = perf.runner.record_for(callspec.params.get("perf_case"))
-        if record is not None and record.comparison is not None:
-            report.user_properties.append(("tfperf_baseline", record.comparison.status))
+        if record is not None and record.gate is not None:
+            report.user_properties.append(("tfperf_gate", record.gate.status))
     return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
                              ) -> tuple[str, str, str] | None:
     # A case that ran well but had nothing to compare with is not a pass: say so.
-    if ("tfperf_baseline", "no baseline") in report.user_properties:
+    statuses = {value for name, value in report.user_properties if name == "tfperf_gate"}
+    if statuses & {"no history", "fingerprint differs"}:
         return "no_baseline", "N", "NO BASELINE"
     return None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Keep every run of the session (the history), then write the reports."""
+    perf = session.config.stash.get(SESSION, None)
+    if perf is None or perf.runner is None:
+        return
+    runs = [r.run for r in perf.runner.records if r.run is not None]
+    if runs:
+        perf.history_file = history.History(perf.options.history_dir).write(
+            perf.runner.session, perf.options.tier.label, perf.machine.key(), runs)
+    gates = [r.gate for r in perf.runner.records if r.gate is not None]
+    if gates:
+        perf.report_lines = gate_report.write_reports(
+            gates, session.config.rootpath / RESULTS / "reports",
+            f"{perf.options.tier.label} tier on {perf.machine.key()}")
 
 
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]
@@ -207,3 +243,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         f"tfperf: {perf.options.tier.label} tier on {perf.machine.key()}")
     for line in report.table(perf.runner.records):
         terminalreporter.write_line(line)
+    for line in perf.report_lines or []:
+        terminalreporter.write_line(line)
+    if perf.history_file is not None:
+        terminalreporter.write_line(f"runs kept in {perf.history_file}")

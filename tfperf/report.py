@@ -10,28 +10,30 @@ from tfperf.measurement import CaseRecord
 def _outcome(record: CaseRecord) -> str:
     if record.failure is not None:
         return f"FAILED ({record.failure.cause})"
-    if record.comparison is None:
-        return "?"
-    return record.comparison.status
+    if record.gate is None:
+        return "recorded" if record.run is not None else "?"
+    return record.gate.status
 
 
 def _row(record: CaseRecord) -> list[str]:
     info = record.extra_info
-    comparison = record.comparison
+    verdict = record.gate.throughput if record.gate else None
     eps = info.get("examples_per_sec")
     step = info.get("step_time_s", {}).get("median")
     mfu = info.get("mfu")
     compile_s = info.get("compile_s")
     loss = (f"{info['loss_first']:.3g}->{info['loss_last']:.3g}"
             if "loss_last" in info else "")
-    base = comparison.baseline_examples_per_sec if comparison else None
-    change = comparison.change if comparison else None
+    base = verdict.baseline if verdict else None
+    change = verdict.change if verdict else None
+    z = verdict.z if verdict else None
     return [
         record.case.id,
         _outcome(record),
         f"{eps:.1f}" if eps else "",
         f"{base:.1f}" if base else "",
         f"{change:+.1%}" if change is not None else "",
+        f"{z:+.1f}" if z is not None else "",
         f"{step * 1e3:.1f}" if step else "",
         f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
                                   else ""),
@@ -40,7 +42,8 @@ def _row(record: CaseRecord) -> list[str]:
     ]
 
 
-HEADER = ["case", "result", "ex/s", "baseline", "change", "step ms", "MFU", "compile s", "loss"]
+HEADER = ["case", "result", "ex/s", "baseline", "change", "z", "step ms", "MFU", "compile s",
+          "loss"]
 
 
 def table(records: Sequence[CaseRecord]) -> list[str]:
@@ -52,4 +55,13 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
     for record in records:
         if record.failure is not None:
             lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")
+        elif record.gate is not None:
+            notes = [n for n in (record.gate.fingerprint_note and "fingerprint differs from "
+                                 f"its history: {record.gate.fingerprint_note}",
+                                 record.gate.waiver_note,
+                                 record.gate.soft_note and "soft facts differ: "
+                                 f"{record.gate.soft_note}") if n]
+            notes += [f"{v.metric.label} {v.status}: {v.note}" for v in record.gate.verdicts
+                      if v.note and v.status != "ok"]
+            lines.extend(f"{record.case.id}: {note}" for note in notes)
     return lines

@@ -81,6 +81,16 @@ def _spin(seconds: float) -> None:
         pass
 
 
+def _build() -> dict[str, str | None]:
+    """What TensorFlow was built as: its version and git hash, and the CUDA and cuDNN it was
+    built against (None in a CPU-only build). Part of every result's hard fingerprint."""
+    import tensorflow as tf
+
+    info = tf.sysconfig.get_build_info()
+    return {"tensorflow": tf.__version__, "tensorflow_git": tf.version.GIT_VERSION,
+            "cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version")}
+
+
 def _peak_memory(device: str) -> int | None:
     import tensorflow as tf
 
@@ -313,6 +323,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         copies_per_step={"count": copies.count, "bytes": copies.bytes},
         transfers_per_step=moved,
         layout_ops=layout_ops,
+        build=_build(),
         **bandwidth,
     )
     step = spec.warmup_rounds * k

@@ -1,0 +1,63 @@
+"""Writing stored results safely: whole files or nothing, never over an existing file, and one
+writer at a time where a number is chosen.
+
+A reader never sees half a file (it is written under a temporary name, flushed, then linked
+into place), and a crash or SIGKILL mid-write leaves at most a stray temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+class StoreError(Exception):
+    """A stored file that cannot be read, or a write that would overwrite one."""
+
+
+def write_new(path: Path, data: Any) -> None:
+    """Write JSON to `path`, which must not exist yet: an existing file is never replaced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(temporary, path)  # fails if the name is taken, unlike os.replace
+    except FileExistsError:
+        raise StoreError(f"{path} already exists; stored files are never overwritten") from None
+    finally:
+        temporary.unlink()
+    with contextlib.suppress(OSError):  # make the new name durable too
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise StoreError(f"{path} is not readable JSON: {error}") from None
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the folder's lock (an flock on folder/.lock) for a read-then-write: two refreshes
+    at once take turns instead of choosing the same entry number."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,138 @@
+"""The regression gate's statistics: is tonight's figure slower than its history, beyond noise
+and beyond an effect that matters?
+
+A figure is flagged when its slowdown is both significant (one-sided robust z-score against the
+per-run medians of its history: median and MAD) and larger than the effect floor. With little
+history (fewer than `min_history` runs) the significance test becomes a percentage threshold
+derived from the measured spread, never tighter than the floor. A flagged throughput is
+confirmed by a one-sided Mann-Whitney U test of the re-run's rounds against the stored rounds,
+and by the re-run being slower by the same effect. Pure functions: no files, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+# MAD times this estimates the standard deviation of normal data.
+MAD_TO_SIGMA = 1.4826
+# A history of identical values has MAD 0: a z-score then needs a least sigma, a fraction of
+# the median, or any difference at all would be infinitely significant.
+MIN_RELATIVE_SIGMA = 0.002
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    z: float = 4.0  # one-sided robust z beyond which a slowdown is significant
+    floor: float = 0.05  # the least relative slowdown that fails a case
+    min_history: int = 10  # fewer runs: the spread-derived percentage threshold instead
+    history_limit: int = 30  # the most recent runs that make the baseline
+    alpha: float = 0.01  # Mann-Whitney U significance of the re-run's confirmation
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # the Run attribute
+    label: str
+    higher_is_better: bool
+
+
+THROUGHPUT = Metric("examples_per_sec", "throughput", True)
+METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
+           Metric("peak_memory_bytes", "peak memory", False))
+
+OK, FLAGGED, REGRESSION, NOT_CONFIRMED, FASTER, NO_HISTORY = (
+    "ok", "flagged", "regression", "not confirmed", "faster: baseline stale", "no history")
+
+
+@dataclass(frozen=True)
+class MetricVerdict:
+    metric: Metric
+    status: str
+    now: float
+    baseline: float | None = None  # the history's median
+    change: float | None = None  # now over baseline, minus one
+    z: float | None = None  # slowdown in robust sigmas (positive: slower)
+    threshold: float | None = None  # the relative slowdown that counts as an effect
+    method: str = ""
+    band: tuple[float, float] | None = None  # the noise band, in the metric's units
+    p_value: float | None = None  # the confirmation's
+    note: str = ""
+
+    @property
+    def slowdown(self) -> float:
+        """Relative worsening: positive when slower (or, for memory, larger)."""
+        if self.change is None:
+            return 0.0
+        return -self.change if self.metric.higher_is_better else self.change
+
+
+def relative_sigma(values: Sequence[float]) -> float:
+    """Robust relative spread: MAD, scaled to a standard deviation, over the median."""
+    data = np.asarray(values, dtype=float)
+    median = float(np.median(data))
+    if len(data) < 2 or median == 0:
+        return 0.0
+    if len(data) == 2:  # MAD of two values is half their gap: the same estimate, said plainly
+        return MAD_TO_SIGMA * abs(float(data[1] - data[0])) / 2 / abs(median)
+    return MAD_TO_SIGMA * float(np.median(np.abs(data - median))) / abs(median)
+
+
+def within_run_spread(rounds_per_run: Sequence[Sequence[float]]) -> float:
+    """The typical relative spread of rounds inside one run (the median over runs)."""
+    spreads = [relative_sigma(r) for r in rounds_per_run if len(r) >= 3]
+    return float(np.median(spreads)) if spreads else 0.0
+
+
+def judge(metric: Metric, now: float, history: Sequence[float], settings: GateSettings,
+          floor: float, within_spread: float = 0.0, kept_spread: float | None = None
+          ) -> MetricVerdict:
+    """Flag, pass or call stale one figure against its history's per-run values."""
+    if not history:
+        return MetricVerdict(metric, NO_HISTORY, now, note="no comparable runs stored")
+    baseline = float(np.median(history))
+    change = now / baseline - 1
+    sign = 1.0 if metric.higher_is_better else -1.0
+    if len(history) >= settings.min_history:
+        sigma = max(relative_sigma(history), MIN_RELATIVE_SIGMA) * abs(baseline)
+        z = sign * (baseline - now) / sigma
+        effect = floor
+        method = f"robust z, {len(history)} runs"
+        slower = z > settings.z and -sign * change > effect
+        faster = z < -settings.z and sign * change > effect
+        band_half = settings.z * sigma
+    else:
+        between = relative_sigma(history)
+        spread = max(between, within_spread, kept_spread or 0.0, MIN_RELATIVE_SIGMA)
+        effect = max(floor, settings.z * spread)
+        z = -sign * change / spread
+        method = f"spread {spread:.1%} x z, {len(history)} runs"
+        slower = -sign * change > effect
+        faster = sign * change > effect
+        band_half = effect * abs(baseline)
+    status = FLAGGED if slower else FASTER if faster else OK
+    return MetricVerdict(metric, status, now, baseline, change, z, effect, method,
+                         (baseline - band_half, baseline + band_half))
+
+
+def confirm(verdict: MetricVerdict, again: float, again_rounds: Sequence[float],
+            stored_rounds: Sequence[float], settings: GateSettings) -> MetricVerdict:
+    """Confirm a flagged figure with a second measurement (a re-run, or the same run when
+    re-runs are off): slower again by the same effect, and for throughput, its rounds slower
+    than the stored rounds by a one-sided Mann-Whitney U test."""
+    assert verdict.status == FLAGGED and verdict.baseline and verdict.threshold is not None
+    sign = 1.0 if verdict.metric.higher_is_better else -1.0
+    slowdown = -sign * (again / verdict.baseline - 1)
+    p_value = None
+    significant = True
+    if verdict.metric.higher_is_better and again_rounds and stored_rounds:
+        p_value = float(mannwhitneyu(again_rounds, stored_rounds, alternative="less").pvalue)
+        significant = p_value < settings.alpha
+    confirmed = significant and slowdown > verdict.threshold
+    note = (f"again {slowdown:+.1%} slower" + (f", Mann-Whitney p={p_value:.2g}"
+                                                if p_value is not None else ""))
+    return replace(verdict, status=REGRESSION if confirmed else NOT_CONFIRMED,
+                   p_value=p_value, note=note)

@@ -1,9 +1,17 @@
-"""Each case runs in its own worker: a raise, a segfault, a hang, a NaN or a flat loss fails
-that case with its cause named, the next case still runs, and no worker is left behind."""
+"""Each case runs in its own worker: a raise, a segfault, a hang, exhausted memory, a NaN or a
+flat loss fails that case with its cause named, the next case still runs, and no worker is left
+behind. A session killed with SIGKILL keeps every case that finished."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 from tests.conftest import MakeSuite, worker_processes
+from tfperf import history
 
 ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                      "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -12,14 +20,16 @@ ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1"
 
 def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
         make_suite: MakeSuite) -> None:
-    suite = make_suite("raises", "segfault", "hangs", "nan_loss", "flat_loss", "tinycnn")
+    suite = make_suite("raises", "segfault", "hangs", "nan_loss", "flat_loss", "exhausts_memory",
+                       "tinycnn")
     result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-timeout=25", "--perf-rounds=2",
                              "--perf-warmup-rounds=1", "-p", "no:randomly")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("failed") == 5, result.stdout.str()
+    assert outcomes.get("failed") == 6, result.stdout.str()
     assert outcomes.get("no_baseline") == 1  # tinycnn ran after all the failures
     result.stdout.fnmatch_lines_random([
         "*flat_loss-cpu1-*: loss_not_falling: loss went from 1 to 1*",
+        "*exhausts_memory-cpu1-*: out_of_memory: *OOM when allocating tensor*(while building)",
         "*hangs-cpu1-*: timeout: no answer within the case's 25 s limit while building*",
         "*nan_loss-cpu1-*: non_finite_loss: NonFiniteLoss: loss is nan at step 5 (while compiling)",
         "*raises-cpu1-*: error: RuntimeError: deliberate failure in build_model (while building)",
@@ -45,3 +55,37 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
         "xla=off, yet XLA executed * times*",
         "*nhwc_inside-cpu1-workers1-xla_off-NCHW-*: configuration: ConfigurationError: * runs "
         "in NHWC, the case is NCHW*"])
+
+
+def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    results = suite.path / "history" / "results"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "perf", "-p", "no:cacheprovider",
+         *ONE_DEVICE_CONFIG, "--perf-only=precision=fp32,mixed_bf16", "--perf-rounds=3",
+         f"--perf-history={suite.path / 'history'}"],
+        cwd=suite.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        kept: list[Path] = []
+        while not kept and time.monotonic() < deadline and session.poll() is None:
+            time.sleep(0.1)
+            kept = list(results.glob("*.json"))
+        assert kept, "the first case never kept its run"
+        session.send_signal(signal.SIGKILL)  # while the second case runs
+        session.wait(timeout=30)
+    finally:
+        session.kill()
+    runs = history.read_session(kept[0])  # whole and valid: written atomically
+    assert [r.case_id.split("-")[7] for r in runs] == ["fp32"]
+    assert not list(results.glob(".*.tmp"))
+    report = subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(kept[0]),
+                             f"--history={suite.path / 'history'}"], cwd=suite.path,
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert "| `tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-" in report.stdout
+    # The orphaned worker reads the end of its input and exits.
+    deadline = time.monotonic() + 60
+    while worker_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert worker_processes() == []

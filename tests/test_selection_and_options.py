@@ -49,7 +49,12 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
         ("--perf-only=xla=fast", "ERROR: --perf-only: xla has no value 'fast'; valid: off, jit, auto"),
         ("--perf-only=colour=red", "ERROR: --perf-only: 'colour=red' is not AXIS=VALUE*"),
         ("--perf-rounds=-3", "ERROR: --perf-rounds: '-3' is not a whole number of at least 1"),
-        ("--perf-threshold=abc", "ERROR: --perf-threshold: 'abc' is not a number greater than 0"),
+        ("--perf-effect-floor=abc",
+         "ERROR: --perf-effect-floor: 'abc' is not a number greater than 0"),
+        ("--perf-effect-floor=150", "ERROR: --perf-effect-floor: '150' must be a percentage "
+                                    "between 0 and 100"),
+        ("--perf-z=-1", "ERROR: --perf-z: '-1' is not a number greater than 0"),
+        ("--perf-rerun=maybe", "ERROR: --perf-rerun: no value 'maybe'; valid: on, off"),
         ("--perf-tfrecord-files=huge", "ERROR: --perf-tfrecord-files: no layout 'huge'; valid: "
                                        "many_small, few_large"),
         ("--perf-only=workload=resnet99", "ERROR: --perf-only: workload has no value 'resnet99'; "

@@ -20,8 +20,7 @@ class StoreError(Exception):
     """A stored file that cannot be read, or a write that would overwrite one."""
 
 
-def write_new(path: Path, data: Any) -> None:
-    """Write JSON to `path`, which must not exist yet: an existing file is never replaced."""
+def _temporary(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temporary, "w", encoding="utf-8") as f:
@@ -29,18 +28,35 @@ def write_new(path: Path, data: Any) -> None:
         f.write("\n")
         f.flush()
         os.fsync(f.fileno())
+    return temporary
+
+
+def _sync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # make the new name durable too
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def write_new(path: Path, data: Any) -> None:
+    """Write JSON to `path`, which must not exist yet: an existing file is never replaced."""
+    temporary = _temporary(path, data)
     try:
         os.link(temporary, path)  # fails if the name is taken, unlike os.replace
     except FileExistsError:
         raise StoreError(f"{path} already exists; stored files are never overwritten") from None
     finally:
         temporary.unlink()
-    with contextlib.suppress(OSError):  # make the new name durable too
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    _sync_folder(path.parent)
+
+
+def write_growing(path: Path, data: Any) -> None:
+    """Replace a file this process owns (a session's own results, rewritten as each case
+    ends) in one step: a reader, or a SIGKILL, sees the old whole file or the new one."""
+    os.replace(_temporary(path, data), path)
+    _sync_folder(path.parent)
 
 
 def read_json(path: Path) -> Any:

@@ -6,7 +6,8 @@ per-run medians of its history: median and MAD) and larger than the effect floor
 history (fewer than `min_history` runs) the significance test becomes a percentage threshold
 derived from the measured spread, never tighter than the floor. A flagged throughput is
 confirmed by a one-sided Mann-Whitney U test of the re-run's rounds against the stored rounds,
-and by the re-run being slower by the same effect. Pure functions: no files, no TensorFlow.
+and by the re-run being slower by the same effect; scaling efficiency and peak memory, one
+figure per run, by the effect alone. Pure functions: no files, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def confirm(verdict: MetricVerdict, again: float, again_rounds: Sequence[float],
     slowdown = -sign * (again / verdict.baseline - 1)
     p_value = None
     significant = True
-    if verdict.metric.higher_is_better and again_rounds and stored_rounds:
+    if verdict.metric == THROUGHPUT and again_rounds and stored_rounds:
         p_value = float(mannwhitneyu(again_rounds, stored_rounds, alternative="less").pvalue)
         significant = p_value < settings.alpha
     confirmed = significant and slowdown > verdict.threshold

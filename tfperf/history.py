@@ -8,6 +8,7 @@ Mann-Whitney test), the other gated figures, the fingerprint and the verdict it 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfperf.files import StoreError, read_json, write_new
+from tfperf.files import StoreError, read_json, write_growing
 from tfperf.fingerprint import Fingerprint
 
 SESSION_FORMAT = "tfperf-session/1"
@@ -88,6 +89,11 @@ def now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
 
 
+@functools.cache
+def _commit() -> str:
+    return commit()
+
+
 def commit() -> str:
     """The checked-out commit, with -dirty when the tree has changes; "" outside git."""
     try:
@@ -122,20 +128,21 @@ class History:
                 runs.extend(read_session(path, data))
         return sorted(runs, key=lambda r: r.when)
 
-    def write(self, session: str, tier: str, machine_key: str, runs: Iterable[Run]) -> Path:
+    def keep(self, session: str, tier: str, machine_key: str, runs: Iterable[Run]) -> Path:
+        """Write this session's file with every run so far. Called as each case ends, so a
+        session killed mid-way keeps every finished case."""
         path = self.results / f"{session}.json"
-        write_new(path, {"format": SESSION_FORMAT, "session": session, "tier": tier,
-                         "machine_key": machine_key, "when": now(), "commit": commit(),
-                         "runs": [r.to_json() for r in runs]})
+        write_growing(path, {"format": SESSION_FORMAT, "session": session, "tier": tier,
+                             "machine_key": machine_key, "when": now(), "commit": _commit(),
+                             "runs": [r.to_json() for r in runs]})
         return path
 
 
 def read_session(path: Path, data: Mapping[str, Any] | None = None) -> list[Run]:
+    from tfperf import schemas  # here: schemas imports files, as this module does
+
     data = read_json(path) if data is None else data
-    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
-        raise StoreError(f"{path} is not a tfperf session file (format {SESSION_FORMAT})")
-    if not isinstance(data.get("runs"), list):
-        raise StoreError(f"{path} has no 'runs' list")
+    schemas.validate(data, schemas.SESSION, path, "tfperf session file")
     return [Run.from_json(run, str(path)) for run in data["runs"]]
 
 

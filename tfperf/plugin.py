@@ -115,9 +115,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         bench.machine_id = key
         bench.storage.default_machine_id = key
         bench.handle_loading()
-        if not bench.json:  # always the JSON that `pytest-benchmark compare` reads
-            bench.json = root / RESULTS / "reports" / "benchmark.json"
-            bench.json.parent.mkdir(parents=True, exist_ok=True)
     baselines = baselines_dir(session.config)
     try:
         # Read whole before any case runs: a broken store stops here, naming the file.
@@ -186,7 +183,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         record = perf.runner.record_for(callspec.params.get("perf_case"))
         if record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
+    if report.when == "call" and callspec and perf.runner:
+        _keep_runs(perf)
+        bench = getattr(item.config, "_benchmarksession", None)
+        if bench is not None and not bench.json:
+            # A session that measured something always leaves the JSON that
+            # `pytest-benchmark compare` reads.
+            bench.json = item.config.rootpath / RESULTS / "reports" / "benchmark.json"
+            bench.json.parent.mkdir(parents=True, exist_ok=True)
     return report
+
+
+def _keep_runs(perf: PerfSession) -> None:
+    """Rewrite the session's history file with every finished case (atomically)."""
+    assert perf.runner is not None
+    runs = [r.run for r in perf.runner.records if r.run is not None]
+    if runs:
+        perf.history_file = history.History(perf.options.history_dir).keep(
+            perf.runner.session, perf.options.tier.label, perf.machine.key(), runs)
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
@@ -203,10 +217,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     perf = session.config.stash.get(SESSION, None)
     if perf is None or perf.runner is None:
         return
-    runs = [r.run for r in perf.runner.records if r.run is not None]
-    if runs:
-        perf.history_file = history.History(perf.options.history_dir).write(
-            perf.runner.session, perf.options.tier.label, perf.machine.key(), runs)
+    _keep_runs(perf)
     gates = [r.gate for r in perf.runner.records if r.gate is not None]
     if gates:
         perf.report_lines = gate_report.write_reports(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfperf import schemas
 from tfperf.files import StoreError, locked, read_json, write_new
 from tfperf.history import Run
 
@@ -54,20 +55,11 @@ class Entry:
 def _entry(path: Path, version: int) -> Entry:
     data = read_json(path)
     where = str(path)
-    if not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT:
-        raise StoreError(f"{where} is not a baseline entry (format {ENTRY_FORMAT})")
-    if data.get("version") != version:
-        raise StoreError(f"{where} says version {data.get('version')!r}, its name {version}")
-    for name in ("who", "when", "reason", "kind"):
-        if not isinstance(data.get(name), str):
-            raise StoreError(f"{where} has no {name!r}")
-    if not isinstance(data.get("cases"), dict):
-        raise StoreError(f"{where} has no 'cases' object")
+    schemas.validate(data, schemas.ENTRY, path, "baseline entry")
+    if data["version"] != version:
+        raise StoreError(f"{where} says version {data['version']}, its name {version}")
     cases = {}
     for case_id, item in data["cases"].items():
-        if not isinstance(item, dict) or not isinstance(item.get("runs"), list) \
-                or not isinstance(item.get("history_since"), str):
-            raise StoreError(f"{where}: case {case_id!r} has no runs and history_since")
         spread = item.get("kept_spread")
         cases[case_id] = CaseBaseline(
             tuple(Run.from_json(r, where) for r in item["runs"]), item["history_since"],

@@ -1,0 +1,128 @@
+"""Measure the regression gate itself on this machine: false alarms and detection power.
+
+Every session is a real `pytest perf/` session of the selected smoke-tier cases, gated as the
+nightly tier gates (re-run and Mann-Whitney confirmation on), each against its own copy of one
+history of the same code, so sessions do not feed each other:
+
+1. history: --history sessions with gating off (default 10: the robust z-score's minimum);
+2. A/A: --sessions gated sessions of the unchanged code. A false alarm is a confirmed
+   regression; counted per case and session (target: none);
+3. power: --sessions gated sessions per injected level (--levels, default 0.10 and 0.07), each
+   adding that fraction of a round's time as extra work to the step of the case matching
+   --inject-into. The other cases of those sessions count as A/A sessions too.
+
+An injected fraction f lengthens the step by f and lowers throughput by f/(1+f).
+
+    python benchmarks/gate_power.py                       # the defaults below
+    python benchmarks/gate_power.py --sessions 20 --levels 0.10,0.07,0.06 \\
+        -k "(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC and single \\
+            and fp32 and synthetic" --inject-into resnet20-
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from tfperf import history
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC and default "
+             "and single and fp32 and synthetic")
+
+
+def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str],
+            gated: bool = True) -> tuple[list[history.Run], float]:
+    """One pytest perf/ session; its runs. A gated session runs against a fresh copy of the
+    base history (so sessions do not feed each other); a history session adds to it."""
+    folder = base
+    if gated:
+        folder = scratch / "history-copy"
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(base, folder)
+    before = set(history.History(folder).sessions())
+    command = [sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
+               "-k", args.k, f"--perf-history={folder}",
+               "--perf-rerun=on" if gated else "--perf-gate=off",
+               f"--benchmark-storage=file://{scratch / 'baselines'}", *extra]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    new = sorted(set(history.History(folder).sessions()) - before)
+    if not new:
+        raise SystemExit(f"a session kept no runs: {' '.join(command)}")
+    return history.read_session(new[0]), seconds
+
+
+def _verdicts(runs: list[history.Run]) -> str:
+    return ", ".join(f"{r.case_id.split('-')[0]} {r.verdict}" for r in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-k", default=DEFAULT_K)
+    parser.add_argument("--history", type=int, default=10)
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--levels", default="0.10,0.07")
+    parser.add_argument("--inject-into", default="resnet20-")
+    args = parser.parse_args()
+    levels = [float(x) for x in args.levels.split(",") if x]
+    with tempfile.TemporaryDirectory(prefix="tfperf-gate-power-") as tmp:
+        scratch = Path(tmp)
+        base = scratch / "history"
+        (base / "results").mkdir(parents=True)
+        for i in range(args.history):
+            runs, seconds = session(args, base, scratch, [], gated=False)
+            print(f"history {i + 1}/{args.history}: {len(runs)} cases, {seconds:.0f} s",
+                  flush=True)
+        aa: Counter[str] = Counter()  # sessions per case
+        alarms: Counter[str] = Counter()
+        flagged: Counter[str] = Counter()
+        for i in range(args.sessions):
+            runs, seconds = session(args, base, scratch, [])
+            for run in runs:
+                aa[run.case_id] += 1
+                alarms[run.case_id] += run.verdict == "regression"
+                flagged[run.case_id] += run.verdict in ("regression", "not confirmed")
+            print(f"A/A {i + 1}/{args.sessions}: "
+                  f"{_verdicts(runs)} "
+                  f"({seconds:.0f} s)", flush=True)
+        caught: dict[float, int] = {}
+        changes: dict[float, list[float]] = {}
+        for level in levels:
+            caught[level] = 0
+            changes[level] = []
+            for i in range(args.sessions):
+                runs, seconds = session(args, base, scratch,
+                                        [f"--perf-inject-slowdown={level}@{args.inject_into}"])
+                for run in runs:
+                    if args.inject_into in run.case_id:
+                        caught[level] += run.verdict == "regression"
+                    else:  # an uninjected case of the same session: one more A/A sample
+                        aa[run.case_id] += 1
+                        alarms[run.case_id] += run.verdict == "regression"
+                        flagged[run.case_id] += run.verdict in ("regression", "not confirmed")
+                print(f"inject {level:.0%} {i + 1}/{args.sessions}: "
+                      f"{_verdicts(runs)} "
+                      f"({seconds:.0f} s)", flush=True)
+        print("\nA/A (unchanged code against a history of the same code):")
+        for case_id in sorted(aa):
+            print(f"  {case_id}: {alarms[case_id]} false alarms in {aa[case_id]} sessions "
+                  f"({flagged[case_id]} flagged and re-run)")
+        print("Injected slowdowns (confirmed regressions of the injected case):")
+        for level in levels:
+            print(f"  +{level:.0%} step time (-{level / (1 + level):.1%} throughput): caught in "
+                  f"{caught[level]} of {args.sessions} sessions")
+        enough = [lv for lv in levels if caught[lv] >= 0.95 * args.sessions]
+        print(f"Smallest injected level caught in 95% of sessions: "
+              f"{f'+{min(enough):.0%}' if enough else 'none of those measured'}")
+
+
+if __name__ == "__main__":
+    main()

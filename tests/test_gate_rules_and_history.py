@@ -1,0 +1,119 @@
+"""Which runs make a case's history (fingerprints, marked changes, excluded regressions),
+effect floors and waivers from baselines/gate.toml, and their one-line errors."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tfperf import case_gate, gate, gate_rules
+from tfperf.case_gate import Sources
+from tfperf.fingerprint import Fingerprint
+from tfperf.gate import GateSettings
+from tfperf.history import Run
+from tfperf.store import CaseBaseline, Entry
+
+CASE = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+HARD = {"cpu_model": "Xeon", "cpu_cores": 2, "tensorflow": "2.21.0", "config": "abc"}
+TODAY = datetime.date(2026, 11, 22)
+
+
+def run(eps: float, when: int, *, hard: dict[str, object] | None = None, verdict: str = "",
+        session: str = "") -> Run:
+    rounds = tuple(eps * f for f in (0.99, 1.0, 1.01, 1.0, 0.995))
+    return Run(CASE, Fingerprint(hard or HARD, {"host": f"h{when}"}), f"2026-11-{when:02d}",
+               session or f"s{when}", eps, rounds, peak_memory_bytes=1e8, verdict=verdict)
+
+
+def entry(runs: list[Run], since: str = "", kept: float | None = None) -> Entry:
+    return Entry(1, "me", "2026-11-01", "", "test", "refresh",
+                 {CASE: CaseBaseline(tuple(runs), since, kept)})
+
+
+def test_history_is_the_entry_plus_later_nightly_runs_of_the_same_hard_key() -> None:
+    nightly = [run(1000, d) for d in range(5, 15)]
+    nightly.append(run(1000, 16, hard={**HARD, "tensorflow": "2.22.0"}))
+    nightly.append(run(500, 17, verdict=gate.REGRESSION))  # a confirmed regression: not normal
+    sources = Sources(entry([run(1000, 3), run(1000, 4)], since="2026-11-08"), nightly)
+    history, hard_note, soft_note = case_gate.comparable(run(990, 20), sources, 30)
+    assert [r.when for r in history] == ["2026-11-03", "2026-11-04"] + [
+        f"2026-11-{d:02d}" for d in range(8, 15)]
+    assert hard_note == ""
+    assert soft_note == "host: 'h14' -> 'h20'"
+
+
+def test_a_result_of_another_hard_key_is_never_compared_and_the_field_is_named() -> None:
+    sources = Sources(None, [run(1000, d) for d in range(1, 12)])
+    newer = run(500, 20, hard={**HARD, "tensorflow": "2.22.0"})
+    verdict = case_gate.assess(newer, sources, gate_rules.GateRules({}), GateSettings())
+    assert verdict.status == case_gate.FINGERPRINT_DIFFERS
+    assert verdict.fingerprint_note == "tensorflow: '2.21.0' -> '2.22.0'"
+    assert verdict.verdicts == ()
+
+
+def test_the_history_is_the_most_recent_runs_only() -> None:
+    sources = Sources(None, [run(1000 + d, d) for d in range(1, 29)])
+    history, _, _ = case_gate.comparable(run(1000, 30), sources, 20)
+    assert len(history) == 20 and history[0].when == "2026-11-09"
+
+
+def test_a_confirmed_regression_without_a_waiver_fails_and_an_expired_one_gates_again(
+        tmp_path: Path) -> None:
+    sources = Sources(None, [run(1000 + (d % 3), d) for d in range(1, 13)])
+    slow = run(800, 20)
+    (tmp_path / "gate.toml").write_text(
+        '[[waivers]]\ncases = "resnet20-cpu1"\nreason = "known: issue 12"\n'
+        "expires = 2026-11-30\n")
+    rules = gate_rules.load(tmp_path)
+    first = case_gate.assess(slow, sources, rules, GateSettings())
+    assert first.status == gate.FLAGGED
+    waived = case_gate.conclude(first, None, rules, GateSettings(), TODAY)
+    assert (waived.status, waived.failed) == ("waived", False)
+    assert waived.waiver_note == "waived until 2026-11-30: known: issue 12"
+    later = case_gate.conclude(first, None, rules, GateSettings(), datetime.date(2026, 12, 1))
+    assert later.failed
+    assert later.waiver_note.startswith("waiver expired 2026-11-30")
+    unwaived = case_gate.conclude(first, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert unwaived.failed and unwaived.throughput is not None
+    assert unwaived.throughput.status == gate.REGRESSION
+
+
+def test_a_rerun_that_is_not_slower_does_not_confirm() -> None:
+    sources = Sources(None, [run(1000 + (d % 3), d) for d in range(1, 13)])
+    first = case_gate.assess(run(800, 20), sources, gate_rules.GateRules({}), GateSettings())
+    again = replace(run(1001, 21), session="s20")
+    verdict = case_gate.conclude(first, again, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert verdict.status == gate.NOT_CONFIRMED and not verdict.failed
+
+
+def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:
+    (tmp_path / "gate.toml").write_text(
+        '[floors]\n"resnet20-" = 0.08\n"resnet20-cpu1-workers1-xla_off" = 0.12\n')
+    rules = gate_rules.load(tmp_path)
+    assert rules.floor(CASE, 0.05) == 0.12
+    assert rules.floor("resnet20-cpu2-workers1", 0.05) == 0.08
+    assert rules.floor("deepconn-cpu1", 0.05) == 0.05
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[floors]\nresnet = 5\n", "floors.resnet: 5 is not a fraction between 0 and 1"),
+    ("[[waivers]]\ncases = 'x'\nexpires = 2026-12-01\n", "waiver 1: a waiver needs a 'reason'"),
+    ("[[waivers]]\ncases = 'x'\nreason = 'r'\nexpires = 'soon'\n",
+     "waiver 1: 'expires' must be a date like 2026-12-31, not 'soon'"),
+    ("[[waivers]]\ncases = 'x'\nreason = 'r'\nexpires = 2026-12-01\nmetric = 'speed'\n",
+     "waiver 1: no gated figure 'speed'; valid: examples_per_sec, scaling_efficiency, "
+     "peak_memory_bytes"),
+    ("[thresholds]\n", "unknown table 'thresholds'; valid: floors, waivers"),
+    ("[floors\n", "is not readable TOML"),
+])
+def test_a_bad_rules_file_is_one_line_naming_the_file(tmp_path: Path, text: str,
+                                                      message: str) -> None:
+    (tmp_path / "gate.toml").write_text(text)
+    with pytest.raises(gate_rules.RulesError) as error:
+        gate_rules.load(tmp_path)
+    assert str(tmp_path / "gate.toml") in str(error.value)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)

@@ -1,0 +1,113 @@
+"""The gate end to end, with real sessions: the refresh command writes a versioned entry, an
+unchanged session passes, a slowed one is re-run, confirmed and fails with its reports, the
+standalone command agrees from the stored files, a waiver passes it, a rollback restores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeSuite
+from tfperf.machine import detect
+
+CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
+        "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic")
+MEASURE = ("--perf-rounds=7", "--perf-steps-per-round=100", "--perf-warmup-rounds=2")
+# Sessions of this millisecond-step case on a shared 2-core machine have differed by 60%, so
+# the refresh accepts a wide spread, the gate uses z=2 on the short history (a threshold of
+# twice the spread), and the injected slowdown is 30x the round's work (-97% throughput).
+NOISY = ("--max-spread=45",)
+SLOWED = ("--perf-z=2", "--perf-inject-slowdown=30@tinycnn", "--perf-rerun=on")
+
+
+def _refresh(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tfperf.refresh", *args, "--", *CASE, *MEASURE],
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def _gate(cwd: Path, session: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(session)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = make_suite("tinycnn")
+    root = suite.path
+    entries = root / "baselines" / detect().key() / "entries"
+
+    refused = _refresh(root, "--sessions=2", "--write", *NOISY)
+    assert refused.returncode == 2
+    assert "--write needs --reason" in refused.stderr.splitlines()[-1]
+
+    dry = _refresh(root, "--sessions=2", *NOISY)
+    assert dry.returncode == 0, dry.stderr
+    assert f"{CASE_ID}" in dry.stdout and "new" in dry.stdout
+    assert "dry run: nothing written" in dry.stdout
+    assert not entries.exists()
+
+    wrote = _refresh(root, "--sessions=2", "--write", "--reason=first baseline", *NOISY)
+    assert wrote.returncode == 0, wrote.stderr
+    first = json.loads((entries / "0001.json").read_text())
+    assert first["reason"] == "first baseline" and first["kind"] == "refresh"
+    assert len(first["cases"][CASE_ID]["runs"]) == 2
+
+    summary = root / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    slowed = suite.runpytest(*CASE, *MEASURE, *SLOWED,
+                             f"--perf-history={root / 'history'}")
+    slowed.assert_outcomes(failed=1)
+    slowed.stdout.re_match_lines([
+        rf".*{CASE_ID}: regression: throughput \d+\.\d% worse than its history's median .*"
+        r"confirmed: again .*Mann-Whitney p=.*"])
+    assert (root / ".perf-results/reports/summary.md").read_text().count("**regression**") == 1
+    assert (root / ".perf-results/reports/trends" / f"{CASE_ID}.png").stat().st_size > 1000
+    benchmark_json = json.loads((root / ".perf-results/reports/benchmark.json").read_text())
+    gate_info = benchmark_json["benchmarks"][0]["extra_info"]["gate"]
+    assert gate_info["status"] == "regression" and gate_info["rerun_examples_per_sec"]
+    assert "**regression**" in summary.read_text()
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+
+    # The standalone command reaches the same verdict from the stored files alone.
+    session = next((root / "history" / "results").glob("*.json"))
+    stored = _gate(root, session)
+    assert stored.returncode == 1, stored.stdout + stored.stderr
+    assert "**regression**" in stored.stdout
+
+    # A waiver with a reason and an expiry date passes it, and the report says so.
+    (root / "baselines" / "gate.toml").write_text(
+        '[[waivers]]\ncases = "tinycnn-"\nreason = "known: tinycnn slowed on purpose"\n'
+        'expires = 2099-01-01\n')
+    waived = _gate(root, session)
+    assert waived.returncode == 0
+    assert "waived until 2099-01-01: known: tinycnn slowed on purpose" in waived.stdout
+
+    # A bad session file is refused in one line.
+    (root / "broken.json").write_text("{")
+    broken = _gate(root, root / "broken.json")
+    assert broken.returncode == 2 and "broken.json is not readable JSON" in broken.stderr
+
+    rolled = subprocess.run([sys.executable, "-m", "tfperf.refresh", "--rollback=1", "--write",
+                             "--reason=undo"], cwd=root, capture_output=True, text=True)
+    assert rolled.returncode == 0, rolled.stderr
+    second = json.loads((entries / "0002.json").read_text())
+    assert (second["kind"], second["rollback_of"]) == ("rollback", 1)
+    assert second["cases"] == first["cases"]
+    listing = subprocess.run([sys.executable, "-m", "tfperf.refresh", "--list"], cwd=root,
+                             capture_output=True, text=True).stdout
+    assert "refresh: first baseline" in listing and "rollback (rollback of 1): undo" in listing
+
+
+def test_a_broken_baseline_entry_stops_the_run_naming_the_file(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    entries = suite.path / "baselines" / detect().key() / "entries"
+    entries.mkdir(parents=True)
+    (entries / "0001.json").write_text("{not json")
+    result = suite.runpytest(*CASE)
+    result.stderr.fnmatch_lines(["ERROR: */entries/0001.json is not readable JSON*"])
+    assert "test_training" not in result.stdout.str()

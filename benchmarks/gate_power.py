@@ -1,17 +1,20 @@
 """Measure the regression gate itself on this machine: false alarms and detection power.
 
 Every session is a real `pytest perf/` session of the selected smoke-tier cases, gated as the
-nightly tier gates (re-run and Mann-Whitney confirmation on), each against its own copy of one
-history of the same code, so sessions do not feed each other:
+nightly tier gates (re-run and Mann-Whitney confirmation on), against a rolling history of the
+same code, as nightly runs are:
 
 1. history: --history sessions with gating off (default 10: the robust z-score's minimum);
-2. A/A: --sessions gated sessions of the unchanged code. A false alarm is a confirmed
-   regression; counted per case and session (target: none);
-3. power: --sessions gated sessions per injected level (--levels, default 0.10 and 0.07), each
-   adding that fraction of a round's time as extra work to the step of the case matching
-   --inject-into. The other cases of those sessions count as A/A sessions too.
+2. then --sessions rounds, each of one A/A session (the unchanged code, gated; its runs then
+   join the history, as a night's runs do) and one session per injected level (--levels,
+   default 0.10 and 0.07: that fraction of a round's time added as extra work to the step of
+   the case matching --inject-into; gated against the same history, never kept in it).
+   Interleaving keeps the history as recent for the injected sessions as for the A/A ones:
+   a shared machine drifts over an hour, and a stale history would hide or invent slowdowns.
 
-An injected fraction f lengthens the step by f and lowers throughput by f/(1+f).
+A false alarm is a confirmed regression of unchanged code, counted per case and session (the
+uninjected cases of the injected sessions count as A/A sessions too). An injected fraction f
+lengthens the step by f and lowers throughput by f/(1+f).
 
     python benchmarks/gate_power.py                       # the defaults below
     python benchmarks/gate_power.py --sessions 20 --levels 0.10,0.07,0.06 \\
@@ -38,9 +41,10 @@ DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC 
 
 
 def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str],
-            gated: bool = True) -> tuple[list[history.Run], float]:
+            gated: bool = True, keep: bool = False) -> tuple[list[history.Run], float]:
     """One pytest perf/ session; its runs. A gated session runs against a fresh copy of the
-    base history (so sessions do not feed each other); a history session adds to it."""
+    base history; with `keep`, its session file then joins the base history. A history session
+    (not gated) adds to the base history directly."""
     folder = base
     if gated:
         folder = scratch / "history-copy"
@@ -57,6 +61,8 @@ def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str
     new = sorted(set(history.History(folder).sessions()) - before)
     if not new:
         raise SystemExit(f"a session kept no runs: {' '.join(command)}")
+    if gated and keep:
+        shutil.copy(new[0], base / "results" / new[0].name)
     return history.read_session(new[0]), seconds
 
 
@@ -84,32 +90,29 @@ def main() -> None:
         aa: Counter[str] = Counter()  # sessions per case
         alarms: Counter[str] = Counter()
         flagged: Counter[str] = Counter()
+        caught = dict.fromkeys(levels, 0)
+
+        def count_aa(run: history.Run) -> None:
+            aa[run.case_id] += 1
+            alarms[run.case_id] += run.verdict == "regression"
+            flagged[run.case_id] += run.verdict in ("regression", "not confirmed")
+
         for i in range(args.sessions):
-            runs, seconds = session(args, base, scratch, [])
+            # Gated first, then kept: like a night's runs, it joins the history afterwards.
+            runs, seconds = session(args, base, scratch, [], keep=True)
             for run in runs:
-                aa[run.case_id] += 1
-                alarms[run.case_id] += run.verdict == "regression"
-                flagged[run.case_id] += run.verdict in ("regression", "not confirmed")
-            print(f"A/A {i + 1}/{args.sessions}: "
-                  f"{_verdicts(runs)} "
-                  f"({seconds:.0f} s)", flush=True)
-        caught: dict[float, int] = {}
-        changes: dict[float, list[float]] = {}
-        for level in levels:
-            caught[level] = 0
-            changes[level] = []
-            for i in range(args.sessions):
-                runs, seconds = session(args, base, scratch,
-                                        [f"--perf-inject-slowdown={level}@{args.inject_into}"])
-                for run in runs:
+                count_aa(run)
+            print(f"A/A {i + 1}/{args.sessions}: {_verdicts(runs)} ({seconds:.0f} s)",
+                  flush=True)
+            for level in levels:
+                injected, seconds = session(
+                    args, base, scratch, [f"--perf-inject-slowdown={level}@{args.inject_into}"])
+                for run in injected:
                     if args.inject_into in run.case_id:
                         caught[level] += run.verdict == "regression"
                     else:  # an uninjected case of the same session: one more A/A sample
-                        aa[run.case_id] += 1
-                        alarms[run.case_id] += run.verdict == "regression"
-                        flagged[run.case_id] += run.verdict in ("regression", "not confirmed")
-                print(f"inject {level:.0%} {i + 1}/{args.sessions}: "
-                      f"{_verdicts(runs)} "
+                        count_aa(run)
+                print(f"  +{level:.0%} {i + 1}/{args.sessions}: {_verdicts(injected)} "
                       f"({seconds:.0f} s)", flush=True)
         print("\nA/A (unchanged code against a history of the same code):")
         for case_id in sorted(aa):

@@ -88,3 +88,17 @@ def test_a_valid_entry_reads_back(tmp_path: Path) -> None:
     (tmp_path / "0001.json").write_text(ENTRY)
     active = BaselineStore(tmp_path).active()
     assert active is not None and active.cases["c"].runs[0].round_examples_per_sec == (10, 11)
+
+
+def test_a_session_file_cannot_point_outside_baselines(tmp_path: Path) -> None:
+    """The machine key of a session file names a folder under baselines/: a path is refused."""
+    session = {"format": "tfperf-session/1", "session": "s", "machine_key": "../../etc",
+               "runs": [json.loads(RUN)]}
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(session))
+    done = subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(path),
+                           f"--baselines={tmp_path / 'baselines'}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"tfperf-gate: {path} is not a valid tfperf session file: "
+                                  "at machine_key: '../../etc' does not match")

@@ -4,6 +4,7 @@ behind. A session killed with SIGKILL keeps every case that finished."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -89,3 +90,19 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     while worker_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert worker_processes() == []
+
+
+def test_a_retrace_during_the_measured_rounds_fails_the_case_as_not_steady(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    steady = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-rounds=3",
+                             "--benchmark-json=steady.json")
+    assert steady.parseoutcomes().get("no_baseline") == 1, steady.stdout.str()
+    info = json.loads((suite.path / "steady.json").read_text())["benchmarks"][0]["extra_info"]
+    assert info["traces"]["during_measurement"] == 0 and info["traces"]["before_measurement"] > 0
+    retraced = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-rounds=3",
+                               "--perf-retrace-fault=tinycnn")
+    retraced.assert_outcomes(failed=1)
+    retraced.stdout.fnmatch_lines([
+        "*tinycnn-cpu1-*: not_steady: the training step was traced 1 more time(s) during the "
+        "measured rounds*"])

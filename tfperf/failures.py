@@ -11,6 +11,7 @@ CAUSES = (
     "loss_not_falling",
     "error",  # the worker raised and reported it
     "configuration",  # it did not run as named: devices, replicas, XLA executed or not
+    "not_steady",  # the step traced again during the measured rounds
     "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
 )
 

@@ -131,6 +131,8 @@ class CaseRunner:
             all_reduce=self.options.all_reduce,
             file_layout=self.options.file_layout,
             cluster=self.options.cluster,
+            retrace_round=1 if self.options.retrace_fault
+            and self.options.retrace_fault in case.id else None,
         )
 
     def _logical_gpu_memory_mb(self, case: Case) -> int | None:
@@ -300,6 +302,10 @@ class CaseRunner:
             "loss_first": ready["loss_first"],
             "loss_last": finished["loss_last"],
             "peak_memory_bytes": finished["peak_memory_bytes"],
+            # Traces of the training step: before measuring (tracing, compiling, the figures'
+            # own traces) and during the measured rounds (must be none).
+            "traces": {"before_measurement": ready["traces"],
+                       "during_measurement": finished["traces_during_measurement"]},
             "worker": {"cpu_cores_busy": finished["cpu_cores_busy"],
                        "peak_rss_bytes": finished["peak_rss_bytes"],
                        "allocator_peak_bytes": finished["peak_memory_bytes"]},
@@ -319,6 +325,14 @@ class CaseRunner:
             record.failure = CaseFailure(
                 "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
                 "did not learn, so its speed means nothing")
+            raise record.failure
+        retraces = info["traces"]["during_measurement"]
+        if retraces:
+            # Not kept either: the rounds measured tracing, not training.
+            record.failure = CaseFailure(
+                "not_steady", f"the training step was traced {retraces} more time(s) during "
+                "the measured rounds (a retrace, and under XLA a recompilation): the "
+                "measurement did not see steady state")
             raise record.failure
         run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))
         record.run = run

@@ -54,6 +54,7 @@ class PerfOptions:
     size: str | None = None  # the workload size, if not the tier's
     cluster: str = "local"  # multi-process cases: local (loopback), tf_config or slurm
     injection: Injection | None = None
+    retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
 
@@ -115,6 +116,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
                     help="For testing the gate only: add this fraction of a round's time to "
                          "every measured round of the cases whose id contains TEXT.")
+    group.addoption("--perf-retrace-fault", metavar="TEXT",
+                    help="For testing the steady-state check only: make the step of the cases "
+                         "whose id contains TEXT trace again in their second measured round.")
     group.addoption("--perf-xla-fault", metavar="FAULT",
                     help="For testing the XLA equivalence check only: inject a numerical fault "
                          f"into its XLA arm: {', '.join(FAULTS)}.")
@@ -255,6 +259,7 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
+            retrace_fault=get("perf_retrace_fault") or None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
         )

@@ -34,6 +34,8 @@ class WorkerSpec:
     peak_flops: float | None = None
     # The same for the device's memory copy rate (memory-bound workloads only).
     copy_bytes_per_sec: float | None = None
+    # Test-only: the measured round (from 0) before which the step is made to trace again.
+    retrace_round: int | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -94,6 +94,10 @@ class Trainer:
             jit_compile=jit_compile)
         self._round = tf.function(self._train_round)
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
+        # Python in `step` runs only while a function is being traced: this counts traces of
+        # the training step. One during the measured rounds means they did not see steady
+        # state (and, under jit_compile, paid an XLA recompilation).
+        self.traces = 0
         self._updated: list[Any] = []
 
     def replica_share(self, features: np.ndarray, labels: np.ndarray, replica: int
@@ -161,6 +165,8 @@ class Trainer:
         `index` of per-replica pools; the mean loss. `preprocess` turns stored batches into
         model input on each replica's device. Traced inside the caller's tf.function."""
 
+        self.traces += 1
+
         def replica(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
             if index is not None:
                 x, y = tf.gather(x, index), tf.gather(y, index)
@@ -208,6 +214,11 @@ class Trainer:
             return RoundResult(losses[0], sum(losses) / len(losses))
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
+
+    def force_retrace(self) -> None:
+        """Test-only: a fresh round function, so the next round traces again (what a changed
+        input signature or a captured Python value would cause in a real regression)."""
+        self._round = tf.function(self._train_round)
 
     def step_graph(self, batch_size: int) -> Any:
         """A trace of one replica's forward and gradient at this batch size."""

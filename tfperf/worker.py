@@ -307,6 +307,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         result = source.round(k)
         warm_rounds.append(time.perf_counter() - start)
         _check_finite(result.mean_loss, (r + 1) * k)
+    traces_ready = trainer.traces
     protocol.send(
         channel,
         protocol.READY,
@@ -324,15 +325,18 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         transfers_per_step=moved,
         layout_ops=layout_ops,
         build=_build(),
+        traces=traces_ready,
         **bandwidth,
     )
     step = spec.warmup_rounds * k
     last_loss = first.mean_loss
     measured_s = measured_cpu_s = 0.0
-    for line in sys.stdin:
+    for measured_round, line in enumerate(sys.stdin):
         command = protocol.parse(line)
         if command["kind"] == protocol.FINISH:
             break
+        if measured_round == spec.retrace_round:
+            trainer.force_retrace()
         inject = float(command.get("inject_seconds", 0.0))
         start = time.perf_counter()
         cpu_start = time.process_time()
@@ -346,6 +350,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         _check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
+    traces_measured = trainer.traces - traces_ready
     # After the measured rounds, so that neither figure disturbs them.
     batch_examples = spec.batch_size * trainer.strategy.num_replicas_in_sync
     figures = _input_figures(source, trainer, spec, batch_examples)
@@ -357,6 +362,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
         peak_rss_bytes=_peak_rss(),
+        traces_during_measurement=traces_measured,
         **figures,
     )
 

@@ -1,4 +1,5 @@
-"""NVML telemetry: summaries per GPU from a fake NVML, and a stated reason without a driver."""
+"""NVML telemetry: summaries per GPU from a fake NVML, a stated reason without a driver, and a
+throttled result left unjudged."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import time
 import pytest
 
 from tests.fake_nvml import FakeNvml
+from tfperf import case_gate, gpu_telemetry
+from tfperf.fingerprint import Fingerprint
 from tfperf.gpu_telemetry import Sampler
+from tfperf.history import Run
 
 
 def test_summaries_per_gpu_from_the_fake_nvml() -> None:
@@ -41,3 +45,23 @@ def test_without_a_driver_the_summary_says_why_never_zeros() -> None:
 def test_a_bad_interval_is_refused() -> None:
     with pytest.raises(ValueError, match="interval must be above 0 s"):
         Sampler([0], interval_s=0)
+
+
+def test_a_thermal_throttle_makes_the_result_unreliable_and_unjudged() -> None:
+    nvml = FakeNvml()
+    with Sampler([0, 1], interval_s=0.01, nvml=nvml) as sampler:
+        time.sleep(0.05)
+    throttles = gpu_telemetry.throttled(sampler.summary())
+    assert throttles == ["gpu0: sw_thermal_slowdown"]
+    assert gpu_telemetry.throttled({"gpu0": {"throttle_reasons": ["sw_power_cap"]}}) == []
+    assert gpu_telemetry.throttled({"unavailable": "unavailable: no NVIDIA driver"}) == []
+    run = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-22", "s", 10.0, (10.0, 10.0))
+    verdict = case_gate.not_judged(run, throttles)
+    assert verdict.status == "throttled" and not verdict.failed
+    assert verdict.unjudged == ("not judged: the GPU throttled during measurement "
+                                "(gpu0: sw_thermal_slowdown), so the result is unreliable")
+    # Kept with its verdict, it never becomes part of a baseline.
+    later = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-23", "t", 10.0, (10.0,))
+    kept = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-22", "s", 10.0, (10.0,),
+               verdict=verdict.status)
+    assert case_gate.comparable(later, case_gate.Sources(None, [kept]), 30)[0] == []

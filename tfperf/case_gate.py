@@ -15,8 +15,9 @@ from tfperf.store import Entry
 
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.
-EXCLUDED_VERDICTS = (gate.REGRESSION, "waived")
+EXCLUDED_VERDICTS = (gate.REGRESSION, "waived", "throttled")
 FINGERPRINT_DIFFERS = "fingerprint differs"
+THROTTLED = "throttled"
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class CaseGate:
     soft_note: str = ""
     waiver: Waiver | None = None
     waiver_note: str = ""
+    unjudged: str = ""  # why the gate did not judge this run at all
 
     @property
     def flagged(self) -> list[MetricVerdict]:
@@ -49,6 +51,13 @@ class CaseGate:
     @property
     def failed(self) -> bool:
         return self.status == gate.REGRESSION
+
+
+def not_judged(run: Run, throttles: Sequence[str]) -> CaseGate:
+    """A throttled run is unreliable: reported, kept (as such), never judged or a baseline."""
+    return CaseGate(run, (), (), THROTTLED,
+                    unjudged=f"not judged: the GPU throttled during measurement "
+                             f"({', '.join(throttles)}), so the result is unreliable")
 
 
 def comparable(run: Run, sources: Sources, limit: int) -> tuple[list[Run], str, str]:

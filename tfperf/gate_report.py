@@ -33,7 +33,7 @@ def markdown(gates: Sequence[CaseGate], title: str) -> str:
              "|---|---|---:|---:|---:|---:|---:|---|"]
     for g in gates:
         v = g.throughput
-        notes = [n for n in (g.fingerprint_note, g.waiver_note, g.soft_note and
+        notes = [n for n in (g.unjudged, g.fingerprint_note, g.waiver_note, g.soft_note and
                              f"soft facts differ: {g.soft_note}") if n]
         notes += [f"{x.metric.label}: {x.status} ({x.note or x.method})" for x in g.verdicts
                   if x.status != gate.OK and x.metric != gate.THROUGHPUT]

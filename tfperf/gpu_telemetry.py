@@ -25,7 +25,20 @@ THROTTLE_REASONS = {
     0x80: "hw_power_brake_slowdown",
 }
 
+# The reasons that make a result unreliable: the GPU was slowed by heat or by an emergency
+# power brake. Software power capping at the board's limit is not among them: it is the normal
+# steady state of a fully loaded datacenter GPU, and is only recorded.
+UNRELIABLE_REASONS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                      "hw_power_brake_slowdown")
+
 Reader = Callable[[Any, Any], tuple[float, ...]]
+
+
+def throttled(summary: dict[str, Any]) -> list[str]:
+    """`gpuN: reason` for each unreliable throttle reason active during the samples."""
+    return [f"{gpu}: {reason}" for gpu, figures in sorted(summary.items())
+            if isinstance(figures, dict)
+            for reason in figures.get("throttle_reasons", ()) if reason in UNRELIABLE_REASONS]
 
 
 def _utilization(nv: Any, h: Any) -> tuple[float, ...]:

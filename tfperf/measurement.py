@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import case_gate, fingerprint, gate, history, xla_modes
+from tfperf import case_gate, fingerprint, gate, gpu_telemetry, history, xla_modes
 from tfperf.case_gate import CaseGate, Sources
 from tfperf.failures import CaseFailure
 from tfperf.gate_rules import GateRules
@@ -340,6 +340,13 @@ class CaseRunner:
         if not self.options.gating:
             benchmark.extra_info.update(info)
             return
+        throttles = gpu_telemetry.throttled(info["gpu_telemetry"])
+        if throttles:
+            record.gate = case_gate.not_judged(run, throttles)
+            record.run = replace(run, verdict=record.gate.status)
+            info["gate"] = _gate_info(record.gate, None)
+            benchmark.extra_info.update(info)
+            return
         settings = self.options.gate
         verdict = case_gate.assess(run, self.sources, self.rules, settings)
         again = None
@@ -366,6 +373,7 @@ def _gate_info(verdict: CaseGate, again: history.Run | None) -> dict[str, Any]:
         "fingerprint_differs": verdict.fingerprint_note or None,
         "soft_differences": verdict.soft_note or None,
         "waiver": verdict.waiver_note or None,
+        "not_judged": verdict.unjudged or None,
         "rerun_examples_per_sec": again.examples_per_sec if again else None,
         "figures": {v.metric.name: {"status": v.status, "now": v.now, "baseline": v.baseline,
                                     "change": v.change, "z": v.z, "threshold": v.threshold,

@@ -56,7 +56,8 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
         if record.failure is not None:
             lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")
         elif record.gate is not None:
-            notes = [n for n in (record.gate.fingerprint_note and "fingerprint differs from "
+            notes = [n for n in (record.gate.unjudged,
+                                 record.gate.fingerprint_note and "fingerprint differs from "
                                  f"its history: {record.gate.fingerprint_note}",
                                  record.gate.waiver_note,
                                  record.gate.soft_note and "soft facts differ: "

@@ -123,7 +123,8 @@ def test_every_input_trains_and_reports_what_input_costs(make_suite: MakeSuite) 
     assert len(entries) == 1 and "-many_small-" in entries[0].name
     stamp = (entries[0] / tfrecord_cache.MANIFEST).stat().st_mtime_ns
     # A second session reuses the files (the cache is shared by cases and sessions).
-    again = suite.runpytest(*args, "--perf-only=input=tfrecord", "--perf-only=preprocess=host")
+    again = suite.runpytest(*args, "--perf-only=input=tfrecord", "--perf-only=preprocess=host",
+                            "--perf-history=second-session")  # judged against nothing
     assert again.parseoutcomes() == {"no_baseline": 1}, again.stdout.str()
     assert (entries[0] / tfrecord_cache.MANIFEST).stat().st_mtime_ns == stamp
     assert not [p for p in entries[0].parent.iterdir() if p.name.startswith(".writing")]

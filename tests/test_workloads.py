@@ -35,7 +35,9 @@ def test_workload_trains_at_tiny_size(name: str) -> None:
     rounds = [trainer.run_round(STEPS) for _ in range(ROUNDS - 1)]
     losses = [first.first_loss] + [r.mean_loss for r in [first, *rounds]]
     assert all(math.isfinite(loss) for loss in losses), losses
-    assert rounds[-1].mean_loss < first.first_loss, losses
+    # Round means, not a single step's loss: ResNet-56's first steps can overshoot above the
+    # very first loss before falling (a flaky comparison with one step).
+    assert rounds[-1].mean_loss < first.mean_loss, losses
 
     flops = trainer.flops_per_example(config.batch_size)
     if isinstance(workload, MemoryBound):

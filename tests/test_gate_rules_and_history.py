@@ -4,12 +4,13 @@ effect floors and waivers from baselines/gate.toml, and their one-line errors.""
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tfperf import case_gate, gate, gate_rules
+from tfperf import case_gate, gate, gate_rules, refresh
 from tfperf.case_gate import Sources
 from tfperf.fingerprint import Fingerprint
 from tfperf.gate import GateSettings
@@ -52,6 +53,8 @@ def test_a_result_of_another_hard_key_is_never_compared_and_the_field_is_named()
     assert verdict.status == case_gate.FINGERPRINT_DIFFERS
     assert verdict.fingerprint_note == "tensorflow: '2.21.0' -> '2.22.0'"
     assert verdict.verdicts == ()
+    concluded = case_gate.conclude(verdict, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert concluded.status == case_gate.FINGERPRINT_DIFFERS
 
 
 def test_the_history_is_the_most_recent_runs_only() -> None:
@@ -117,3 +120,19 @@ def test_a_bad_rules_file_is_one_line_naming_the_file(tmp_path: Path, text: str,
     assert str(tmp_path / "gate.toml") in str(error.value)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_the_refresh_refuses_missing_noisy_or_mixed_runs_naming_each_case() -> None:
+    other = "deepconn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+    steady = [[run(1000, 1)], [run(1010, 2)], [run(990, 3)]]
+    assert len(refresh.collect(steady, 0.05)[CASE]) == 3
+    noisy = [[run(1000, 1)], [run(1400, 2)], [run(700, 3)]]
+    with pytest.raises(refresh.Refused, match=r"sessions spread \d+\.\d% \(over 5\.0%\)"):
+        refresh.collect(noisy, 0.05)
+    mixed = [[run(1000, 1)], [run(1000, 2, hard={**HARD, "tensorflow": "2.22.0"})]]
+    with pytest.raises(refresh.Refused, match=re.escape(
+            "fingerprints differ between sessions: tensorflow: '2.21.0' -> '2.22.0'")):
+        refresh.collect(mixed, 0.05)
+    missing = [[run(1000, 1), replace(run(1000, 1), case_id=other)], [run(1000, 2)]]
+    with pytest.raises(refresh.Refused, match=f"{other}: ran in 1 of 2 sessions"):
+        refresh.collect(missing, 0.05)

@@ -19,10 +19,11 @@ CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-onl
         "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic")
 MEASURE = ("--perf-rounds=7", "--perf-steps-per-round=100", "--perf-warmup-rounds=2")
 # Sessions of this millisecond-step case on a shared 2-core machine have differed by 60%, so
-# the refresh accepts a wide spread, the gate uses z=2 on the short history (a threshold of
-# twice the spread), and the injected slowdown is 30x the round's work (-97% throughput).
-NOISY = ("--max-spread=45",)
-SLOWED = ("--perf-z=2", "--perf-inject-slowdown=30@tinycnn", "--perf-rerun=on")
+# the refresh accepts almost any spread (its refusals are tested on known runs in
+# test_gate_rules_and_history.py), the gate uses z=1 on the short history (a threshold of one
+# spread, under 95%), and the injected slowdown is 100x the round's work (-99% throughput).
+NOISY = ("--max-spread=95",)
+SLOWED = ("--perf-z=1", "--perf-inject-slowdown=100@tinycnn", "--perf-rerun=on")
 
 
 def _refresh(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

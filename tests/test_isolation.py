@@ -63,7 +63,9 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     results = suite.path / "history" / "results"
     session = subprocess.Popen(
         [sys.executable, "-m", "pytest", "perf", "-p", "no:cacheprovider",
-         *ONE_DEVICE_CONFIG, "--perf-only=precision=fp32,mixed_bf16", "--perf-rounds=3",
+         # The nightly tier (at tiny size) takes both precisions: two cases, in this order.
+         *ONE_DEVICE_CONFIG, "--perf-tier=nightly", "--perf-size=tiny",
+         "--perf-only=preprocess=host", "--perf-only=precision=fp32,mixed_bf16",
          f"--perf-history={suite.path / 'history'}"],
         cwd=suite.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -73,6 +75,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
             time.sleep(0.1)
             kept = list(results.glob("*.json"))
         assert kept, "the first case never kept its run"
+        assert session.poll() is None, "the session ended before it could be killed mid-way"
         session.send_signal(signal.SIGKILL)  # while the second case runs
         session.wait(timeout=30)
     finally:

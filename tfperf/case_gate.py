@@ -106,16 +106,20 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
              today: datetime.date) -> CaseGate:
     """Confirm each flagged figure with `again` (the re-run; the run itself when re-runs are
     off), then apply a waiver to what is confirmed."""
+    if not first.verdicts:
+        return first  # nothing was judged: no history, or a history of another fingerprint
     second = again or first.run
     stored = [x for r in first.history for x in r.round_examples_per_sec]
     verdicts = []
     for verdict in first.verdicts:
-        if verdict.status == gate.FLAGGED:
-            value = second.value(verdict.metric.name)
-            verdict = gate.confirm(verdict, value if value is not None else verdict.now,
-                                   second.round_examples_per_sec, stored, settings) \
-                if value is not None or again is None else replace(
-                    verdict, status=gate.NOT_CONFIRMED, note="the re-run did not measure it")
+        value = second.value(verdict.metric.name)
+        if verdict.status == gate.FLAGGED and value is None:
+            # The re-run lacks the figure (scaling without its 1-device reference, say).
+            verdict = replace(verdict, status=gate.NOT_CONFIRMED,
+                              note="the re-run did not measure it")
+        elif verdict.status == gate.FLAGGED and value is not None:
+            verdict = gate.confirm(verdict, value, second.round_examples_per_sec, stored,
+                                   settings)
         verdicts.append(verdict)
     status = _overall(verdicts)
     waiver, waiver_note = None, ""

@@ -8,12 +8,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: no display on runners
-
-import matplotlib.pyplot as plt
-
 from tfperf import gate
 from tfperf.case_gate import CaseGate
 
@@ -55,6 +49,12 @@ def _slug(case_id: str) -> str:
 def plot(g: CaseGate, path: Path) -> None:
     """History (dots), its median and noise band (shaded), tonight (a large point, red and
     marked when a regression was confirmed)."""
+    # Imported here: only a session that gated something pays for matplotlib.
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on runners
+    import matplotlib.pyplot as plt
+
     v = g.throughput
     figure, axes = plt.subplots(figsize=(7, 3.2))
     past = [r.examples_per_sec for r in g.history]

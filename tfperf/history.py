@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfperf.files import StoreError, read_json, write_growing
+from tfperf import schemas
+from tfperf.files import read_json, write_growing
 from tfperf.fingerprint import Fingerprint
 
 SESSION_FORMAT = "tfperf-session/1"
@@ -52,27 +53,13 @@ class Run:
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Run:
-        """Raises StoreError naming `where` and the field when the run has the wrong shape."""
-        if not isinstance(data, dict):
-            raise StoreError(f"{where}: a run is not an object")
-        for name, kinds in (("case_id", str), ("when", str), ("session", str),
-                            ("examples_per_sec", (int, float)),
-                            ("round_examples_per_sec", list), ("fingerprint", dict)):
-            if not isinstance(data.get(name), kinds) or isinstance(data.get(name), bool):
-                raise StoreError(f"{where}: run {data.get('case_id')!r} has no valid {name!r}")
-        rounds = data["round_examples_per_sec"]
-        if data["examples_per_sec"] <= 0 or not all(
-                isinstance(r, int | float) and r > 0 for r in rounds):
-            raise StoreError(f"{where}: run {data['case_id']!r} has a rate that is not positive")
-        fingerprint = data["fingerprint"]
-        if not isinstance(fingerprint.get("hard"), dict):
-            raise StoreError(f"{where}: run {data['case_id']!r} has no hard fingerprint")
+    def from_json(cls, data: dict[str, Any]) -> Run:
+        """A run from a stored file, already validated against schemas.RUN by its reader."""
         return cls(
-            case_id=data["case_id"], fingerprint=Fingerprint.from_json(fingerprint),
+            case_id=data["case_id"], fingerprint=Fingerprint.from_json(data["fingerprint"]),
             when=data["when"], session=data["session"], commit=str(data.get("commit", "")),
             examples_per_sec=float(data["examples_per_sec"]),
-            round_examples_per_sec=tuple(float(r) for r in rounds),
+            round_examples_per_sec=tuple(float(r) for r in data["round_examples_per_sec"]),
             scaling_efficiency=_number(data.get("scaling_efficiency")),
             peak_memory_bytes=_number(data.get("peak_memory_bytes")),
             verdict=str(data.get("verdict", "")),
@@ -139,11 +126,9 @@ class History:
 
 
 def read_session(path: Path, data: Mapping[str, Any] | None = None) -> list[Run]:
-    from tfperf import schemas  # here: schemas imports files, as this module does
-
     data = read_json(path) if data is None else data
     schemas.validate(data, schemas.SESSION, path, "tfperf session file")
-    return [Run.from_json(run, str(path)) for run in data["runs"]]
+    return [Run.from_json(run) for run in data["runs"]]
 
 
 def session_id() -> str:

@@ -239,11 +239,9 @@ class CaseRunner:
                 one()
 
         measured = self._measure(case, spec, drive, f"{case.id}.rerun.log")
-        examples_per_round = spec.batch_size * int(measured.ready["strategy"]["replicas"]) \
-            * spec.steps_per_round
-        median = examples_per_round / float(np.median(measured.round_s))
-        scaling = self._scaling(case, median, remember=False).get("scaling_efficiency")
-        return self._run_of(case, spec, measured, scaling)
+        run = self._run_of(case, spec, measured, None)
+        scaling = self._scaling(case, run.examples_per_sec, remember=False)
+        return replace(run, scaling_efficiency=scaling.get("scaling_efficiency"))
 
     def _scaling(self, case: Case, examples_per_sec: float, remember: bool = True
                  ) -> dict[str, Any]:

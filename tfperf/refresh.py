@@ -169,12 +169,15 @@ def refreshed(old: Entry | None, measured: Mapping[str, list[Run]], mark: bool,
     for case_id, runs in measured.items():
         before = cases.get(case_id)
         since = before.history_since if before else ""
-        if mark or before is None:
+        if mark:
+            # The history restarts here; the spread it had is kept for the short-history
+            # threshold of the runs to come.
             past = list(before.runs if before else ()) + [
                 r for r in nightly if r.case_id == case_id and r.when >= since]
             kept = relative_sigma([r.examples_per_sec for r in past]) if len(past) >= 2 else None
-            cases[case_id] = CaseBaseline(tuple(runs), runs[0].when if mark else since,
-                                          kept if mark else None)
+            cases[case_id] = CaseBaseline(tuple(runs), runs[0].when, kept)
+        elif before is None:
+            cases[case_id] = CaseBaseline(tuple(runs), since)
         else:
             cases[case_id] = CaseBaseline((before.runs + tuple(runs))[-limit:], since,
                                           before.kept_spread)

@@ -93,7 +93,7 @@ def main() -> None:
               f"{fmt(med(key, 'step_examples_per_sec'), '.1f'):>10} "
               f"{fmt(med(key, 'fraction_of_step_alone'), '.2f'):>8} "
               f"{fmt(med(key, 'pipeline_examples_per_sec'), '.0f'):>14} "
-              f"{sum(bound)}/{len(bound):>9}")
+              f"{sum(bool(b) for b in bound)}/{len(bound):>9}")
 
 
 if __name__ == "__main__":

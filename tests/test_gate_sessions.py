@@ -17,7 +17,8 @@ from tfperf.machine import detect
 CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic")
-MEASURE = ("--perf-rounds=7", "--perf-steps-per-round=100", "--perf-warmup-rounds=2")
+# Short rounds: the injected slowdown below multiplies them, in the session and its re-run.
+MEASURE = ("--perf-rounds=5", "--perf-steps-per-round=25", "--perf-warmup-rounds=2")
 # Sessions of this millisecond-step case on a shared 2-core machine have differed by 60%, so
 # the refresh accepts almost any spread (its refusals are tested on known runs in
 # test_gate_rules_and_history.py), the gate uses z=1 on the short history (a threshold of one
@@ -60,7 +61,7 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
 
     summary = root / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    slowed = suite.runpytest(*CASE, *MEASURE, *SLOWED,
+    slowed = suite.runpytest(*CASE, *MEASURE, *SLOWED, "--perf-profile-regressions=on",
                              f"--perf-history={root / 'history'}")
     slowed.assert_outcomes(failed=1)
     slowed.stdout.re_match_lines([
@@ -71,6 +72,13 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
     benchmark_json = json.loads((root / ".perf-results/reports/benchmark.json").read_text())
     gate_info = benchmark_json["benchmarks"][0]["extra_info"]["gate"]
     assert gate_info["status"] == "regression" and gate_info["rerun_examples_per_sec"]
+    # The confirmed regression's re-run was profiled, and every report names the trace.
+    profile = Path(benchmark_json["benchmarks"][0]["extra_info"]["regression_profile"])
+    assert profile.name == f"{CASE_ID}.regression"
+    assert len(list(profile.glob("local/plugins/profile/*/*.xplane.pb"))) == 1
+    slowed.stdout.fnmatch_lines([f"*{CASE_ID}: profile of the confirmed regression: "
+                                 f"tensorboard --logdir {profile}"])
+    assert f"profile: `tensorboard --logdir {profile}`" in summary.read_text()
     assert "**regression**" in summary.read_text()
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
 

@@ -4,11 +4,12 @@ throttled result left unjudged."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
 from tests.fake_nvml import FakeNvml
-from tfperf import case_gate, gpu_telemetry
+from tfperf import case_gate, diagnosis, gpu_telemetry, machine
 from tfperf.fingerprint import Fingerprint
 from tfperf.gpu_telemetry import Sampler
 from tfperf.history import Run
@@ -65,3 +66,45 @@ def test_a_thermal_throttle_makes_the_result_unreliable_and_unjudged() -> None:
     kept = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-22", "s", 10.0, (10.0,),
                verdict=verdict.status)
     assert case_gate.comparable(later, case_gate.Sources(None, [kept]), 30)[0] == []
+
+
+def test_nvlink_rates_come_from_counters_and_a_gpu_without_nvlink_says_so() -> None:
+    with Sampler([0, 1], interval_s=0.01, nvml=FakeNvml()) as sampler:
+        time.sleep(0.1)
+    summary = sampler.summary()
+    # The fake's counters grow by 1 GiB per 10 ms of NVML time: 107 GB/s, whatever the
+    # sampler's own timing.
+    assert summary["gpu0"]["nvlink_tx_bytes_per_s"]["mean"] == pytest.approx((1 << 30) / 0.01)
+    assert summary["gpu0"]["nvlink_rx_bytes_per_s"]["p10"] == pytest.approx((1 << 30) / 0.01)
+    assert summary["gpu1"]["nvlink_tx_bytes_per_s"] == "unavailable: no NVLink (3)"
+
+
+def test_machine_facts_name_each_gpu_its_nvlinks_and_how_pairs_connect() -> None:
+    inventory = machine.read_gpus(FakeNvml())
+    assert inventory.driver == "560.35.03" and inventory.unavailable is None
+    first, second = inventory.gpus
+    assert (first.name, first.uuid, first.compute_capability) == ("FAKE H100", "GPU-fake-0",
+                                                                  "9.0")
+    assert first.memory_bytes == 80e9 and first.power_limit_w == 700.0
+    assert first.nvlink_links == 4 and second.nvlink_links is None
+    assert inventory.links == ("gpu0-gpu1: one PCIe switch",)
+
+
+@pytest.mark.parametrize(("kind", "pipeline", "telemetry", "bound", "evidence"), [
+    ("gpu", 500.0, {"gpu0": {"sm_utilization_percent": {"mean": 45.0}},
+                    "gpu1": {"sm_utilization_percent": {"mean": 55.0}}},
+     True, "the GPU was busy 50% of the time (limit 80%)"),
+    ("gpu", 500.0, {"gpu0": {"sm_utilization_percent": {"mean": 93.0}}},
+     False, "the GPU was busy 93% of the time"),
+    ("gpu", 2000.0, {"gpu0": {"sm_utilization_percent": {"mean": 10.0}}},
+     False, "the pipeline alone gives 2000 examples/s, the step alone takes 1000"),
+    ("gpu", 500.0, {"unavailable": "unavailable: no NVIDIA driver (x)"},
+     True, "GPU utilisation unavailable: no NVIDIA driver (x)"),
+    ("cpu", 500.0, {}, True, "(a CPU case: judged on the rates alone)"),
+    ("gpu", None, {}, None, "no input pipeline: the batches were already on the device"),
+])
+def test_input_bound_needs_a_slower_pipeline_and_an_idle_device(
+        kind: str, pipeline: float | None, telemetry: dict[str, Any], bound: bool | None,
+        evidence: str) -> None:
+    assert diagnosis.input_bound(kind, pipeline, 1000.0, telemetry)[0] is bound
+    assert evidence in diagnosis.input_bound(kind, pipeline, 1000.0, telemetry)[1]

@@ -110,13 +110,15 @@ def test_every_input_trains_and_reports_what_input_costs(make_suite: MakeSuite) 
     assert set(by_case) == {("synthetic", "host"), ("tfrecord", "host"), ("tfrecord", "device"),
                             ("feed", "host")}
     synthetic = by_case["synthetic", "host"]
-    assert synthetic["pipeline_examples_per_sec"] is None and synthetic["input_bound"] is False
+    assert synthetic["pipeline_examples_per_sec"] is None and synthetic["input_bound"] is None
+    assert synthetic["input_bound_evidence"].startswith("no input pipeline")
     for key in (("tfrecord", "host"), ("tfrecord", "device"), ("feed", "host")):
         info = by_case[key]
         assert info["loss_last"] < info["loss_first"], key
         assert info["pipeline_examples_per_sec"] > 0 and info["step_examples_per_sec"] > 0
         assert info["input_bound"] == (info["pipeline_examples_per_sec"]
                                        < info["step_examples_per_sec"])
+        assert info["input_bound_evidence"].endswith("(a CPU case: judged on the rates alone)")
         assert info["fraction_of_step_alone"] > 0
     entries = [p for p in (suite.path / ".perf-results" / "cache").iterdir()
                if not p.name.startswith(".")]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.conftest import MakeSuite
+from tfperf import xla_trace
 
 
 def conv_macs(out_hw: int, out_c: int, kernel: int, in_c: int) -> int:
@@ -31,10 +33,17 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
         "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
         "--perf-only=strategy=single", "--perf-only=input=synthetic",
         "--perf-rounds=2", "--perf-steps-per-round=3", "--perf-batch-size=16",
-        "--benchmark-json=out.json")
+        "--perf-profile=resnet20", "--benchmark-json=out.json")
     assert result.parseoutcomes() == {"no_baseline": 1}, result.stdout.str()
-    bench = json.loads((suite.path / "out.json").read_text())["benchmarks"][0]
+    saved = json.loads((suite.path / "out.json").read_text())
+    bench = saved["benchmarks"][0]
     info = bench["extra_info"]
+    # Machine facts as the worker's TensorFlow reported them: a CPU build names no CUDA.
+    machine = saved["machine_info"]["tfperf"]
+    assert machine["tensorflow_build"]["tensorflow"] == "2.21.0"
+    assert machine["cuda"] is None and machine["cudnn"] is None
+    assert machine["gpus"] == [] and machine["gpu_links"] == []
+    assert machine["gpu_unavailable_reason"].startswith("no NVIDIA driver")
     assert info["flops_per_example"] == resnet20_training_flops()
     assert info["loss_last"] < info["loss_first"]
     assert info["batch_size"] == 16 and info["xla"] == "off" and info["data_format"] == "NHWC"
@@ -46,3 +55,12 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     assert info["peak_memory_bytes"] > 0
     assert info["isolation_overhead"] is not None
     assert bench["stats"]["rounds"] == 2
+    assert info["xla_compilations"] == {"before_measurement": 0, "during_measurement": 0}
+    # The profile of one more round, where TensorBoard's profile plugin looks for it.
+    profile = Path(info["profile"])
+    assert profile.is_relative_to(suite.path / ".perf-results" / "profiles")
+    assert profile.name == info["case_id"]
+    result.stdout.fnmatch_lines([f"*resnet20-cpu1-*: profile: tensorboard --logdir {profile}"])
+    traces = list(profile.glob("local/plugins/profile/*/*.xplane.pb"))
+    assert len(traces) == 1
+    assert any(name.endswith("Conv2D") for name in xla_trace.event_names(profile))

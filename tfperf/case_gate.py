@@ -39,6 +39,7 @@ class CaseGate:
     waiver: Waiver | None = None
     waiver_note: str = ""
     unjudged: str = ""  # why the gate did not judge this run at all
+    profile: str = ""  # the profiler trace of a confirmed regression's re-run
 
     @property
     def flagged(self) -> list[MetricVerdict]:

@@ -33,6 +33,8 @@ def markdown(gates: Sequence[CaseGate], title: str) -> str:
                   if x.status != gate.OK and x.metric != gate.THROUGHPUT]
         if v and v.note:
             notes.append(v.note)
+        if g.profile:
+            notes.append(f"profile: `tensorboard --logdir {g.profile}`")
         verdict = f"**{g.status}**" if g.failed else g.status
         lines.append(
             f"| `{g.run.case_id}` | {verdict} | {g.run.examples_per_sec:.1f} | "

@@ -62,7 +62,20 @@ READERS: tuple[tuple[tuple[str, ...], Reader], ...] = (
     (("pcie_rx_bytes_per_s",),
      lambda nv, h: (nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES) * 1024.0,)),
 )
-METRICS = tuple(name for names, _ in READERS for name in names)
+# NVLink traffic is a pair of GPU-wide counters (KiB since the driver loaded, with NVML's own
+# timestamp in microseconds): a rate needs two readings, so it is read apart from READERS.
+NVLINK_FIELDS = (138, 139)  # NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, _RX
+NVLINK_METRICS = ("nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s")
+METRICS = tuple(name for names, _ in READERS for name in names) + NVLINK_METRICS
+
+
+def _nvlink_counters(nv: Any, h: Any) -> list[tuple[int, int]]:
+    """(timestamp in us, KiB) of each NVLink counter; NVMLError where a GPU has no NVLink."""
+    values = nv.nvmlDeviceGetFieldValues(h, list(NVLINK_FIELDS))
+    for value in values:
+        if value.nvmlReturn != 0:
+            raise nv.NVMLError(value.nvmlReturn)
+    return [(int(v.timestamp), int(v.value.ullVal)) for v in values]
 
 
 def _real_nvml() -> Any:
@@ -86,6 +99,7 @@ class Sampler:
         self._samples: dict[int, dict[str, list[float]]] = {}
         self._unsupported: dict[int, dict[str, str]] = {}
         self._throttles: dict[int, set[str]] = {}
+        self._nvlink_last: dict[int, list[tuple[int, int]]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -129,11 +143,30 @@ class Sampler:
                     continue
                 for name, value in zip(names, values, strict=True):
                     self._samples[i][name].append(float(value))
+            self._sample_nvlink(i, handle)
             try:
                 mask = int(nv.nvmlDeviceGetCurrentClocksEventReasons(handle))
             except nv.NVMLError:
                 continue
             self._throttles[i].update(n for bit, n in THROTTLE_REASONS.items() if mask & bit)
+
+    def _sample_nvlink(self, i: int, handle: Any) -> None:
+        nv = self._nvml
+        if NVLINK_METRICS[0] in self._unsupported[i]:
+            return
+        try:
+            now = _nvlink_counters(nv, handle)
+        except nv.NVMLError as error:
+            self._unsupported[i].update({n: f"unavailable: no NVLink ({error})"
+                                         for n in NVLINK_METRICS})
+            return
+        before = self._nvlink_last.get(i)
+        self._nvlink_last[i] = now
+        if before is None:
+            return
+        for name, (t0, kib0), (t1, kib1) in zip(NVLINK_METRICS, before, now, strict=True):
+            if t1 > t0:
+                self._samples[i][name].append((kib1 - kib0) * 1024.0 / ((t1 - t0) / 1e6))
 
     def summary(self) -> dict[str, Any]:
         if self._unavailable is not None:

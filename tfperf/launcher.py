@@ -111,6 +111,12 @@ class Cluster:
         return self._command("measuring", protocol.ROUND, protocol.ROUND_DONE,
                              inject_seconds=inject_seconds)
 
+    def profile(self, logdir: Path) -> dict[str, Any]:
+        # Every task that trains runs the round (their collectives meet); each writes its own
+        # folder under logdir.
+        return self._command("profiling", protocol.PROFILE, protocol.PROFILED,
+                             logdir=str(logdir))
+
     def finish(self) -> dict[str, Any]:
         return self._command("finishing", protocol.FINISH, protocol.FINISHED)
 

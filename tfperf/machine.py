@@ -20,6 +20,23 @@ class Gpu:
     compute_capability: str = ""  # "9.0"
     max_sm_clock_mhz: int | None = None
     power_limit_w: float | None = None
+    nvlink_links: int | None = None  # active NVLink links; None: the GPU has no NVLink
+
+
+# NVML's topology levels: the closest common ancestor of two GPUs.
+TOPOLOGY_LEVELS = {0: "same board", 10: "one PCIe switch", 20: "several PCIe switches",
+                   30: "one PCIe host bridge", 40: "one NUMA node", 50: "across NUMA nodes"}
+
+
+@dataclass(frozen=True)
+class GpuInventory:
+    """What NVML says of the GPUs: each GPU, how each pair is connected, the driver, and why
+    there are none."""
+
+    gpus: tuple[Gpu, ...] = ()
+    links: tuple[str, ...] = ()  # "gpu0-gpu1: NVLink", "gpu0-gpu2: one PCIe switch"
+    driver: str | None = None
+    unavailable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -32,6 +49,7 @@ class Machine:
     gpus: tuple[Gpu, ...] = ()
     gpu_unavailable_reason: str | None = None
     driver: str | None = None
+    gpu_links: tuple[str, ...] = ()
     host: str = ""
     runner: str = ""  # the CI runner's name ($RUNNER_NAME), if any
 
@@ -90,17 +108,38 @@ def _optional(call: Any, *args: Any) -> Any:
         return None
 
 
-def read_gpus(nvml: ModuleType | Any) -> tuple[tuple[Gpu, ...], str | None, str | None]:
-    """The GPUs, the driver version, and why there are none, read through an NVML module
+def _active_nvlinks(nvml: Any, handle: Any) -> int | None:
+    """Active NVLink links, counted until NVML says a link index is past the GPU's last."""
+    active = 0
+    for link in range(nvml.NVML_NVLINK_MAX_LINKS):
+        try:
+            active += bool(nvml.nvmlDeviceGetNvLinkState(handle, link))
+        except nvml.NVMLError:
+            if link == 0:
+                return None
+            break
+    return active
+
+
+def _link(nvml: Any, a: Any, b: Any) -> str:
+    status = _optional(nvml.nvmlDeviceGetP2PStatus, a, b, nvml.NVML_P2P_CAPS_INDEX_NVLINK)
+    if status == nvml.NVML_P2P_STATUS_OK:
+        return "NVLink"
+    level = _optional(nvml.nvmlDeviceGetTopologyCommonAncestor, a, b)
+    return TOPOLOGY_LEVELS.get(level, "unknown") if level is not None else "unknown"
+
+
+def read_gpus(nvml: ModuleType | Any) -> GpuInventory:
+    """The GPUs, how each pair is connected, and the driver, read through an NVML module
     (pynvml; a fake of it in self-tests)."""
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as error:
-        return (), None, f"no NVIDIA driver ({error})"
+        return GpuInventory(unavailable=f"no NVIDIA driver ({error})")
     try:
         gpus = []
-        for i in range(nvml.nvmlDeviceGetCount()):
-            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+        for handle in handles:
             capability = _optional(nvml.nvmlDeviceGetCudaComputeCapability, handle)
             clock = _optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM)
             limit_mw = _optional(nvml.nvmlDeviceGetPowerManagementLimit, handle)
@@ -111,32 +150,36 @@ def read_gpus(nvml: ModuleType | Any) -> tuple[tuple[Gpu, ...], str | None, str 
                 compute_capability=".".join(map(str, capability)) if capability else "",
                 max_sm_clock_mhz=int(clock) if clock is not None else None,
                 power_limit_w=limit_mw / 1000 if limit_mw is not None else None,
+                nvlink_links=_active_nvlinks(nvml, handle),
             ))
+        links = tuple(f"gpu{i}-gpu{j}: {_link(nvml, handles[i], handles[j])}"
+                      for i in range(len(handles)) for j in range(i + 1, len(handles)))
         driver = _optional(nvml.nvmlSystemGetDriverVersion)
-        return tuple(gpus), _text(driver) if driver is not None else None, None
+        return GpuInventory(tuple(gpus), links, _text(driver) if driver is not None else None)
     finally:
         nvml.nvmlShutdown()
 
 
-def _gpus() -> tuple[tuple[Gpu, ...], str | None, str | None]:
+def _gpus() -> GpuInventory:
     try:
         import pynvml
     except ImportError:
-        return (), None, "nvidia-ml-py is not installed"
+        return GpuInventory(unavailable="nvidia-ml-py is not installed")
     return read_gpus(pynvml)
 
 
 def detect() -> Machine:
-    gpus, driver, reason = _gpus()
+    inventory = _gpus()
     return Machine(
         system=platform.system(),
         python=".".join(platform.python_version_tuple()[:2]),
         tensorflow=_tensorflow_version(),
         cpu_model=_cpu_model(),
         cpu_cores=len(os.sched_getaffinity(0)),
-        gpus=gpus,
-        gpu_unavailable_reason=reason,
-        driver=driver,
+        gpus=inventory.gpus,
+        gpu_unavailable_reason=inventory.unavailable,
+        driver=inventory.driver,
+        gpu_links=inventory.links,
         host=platform.node(),
         runner=os.environ.get("RUNNER_NAME", ""),
     )

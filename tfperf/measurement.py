@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import case_gate, fingerprint, gate, gpu_telemetry, history, xla_modes
+from tfperf import case_gate, diagnosis, fingerprint, gate, gpu_telemetry, history, xla_modes
 from tfperf.case_gate import CaseGate, Sources
 from tfperf.failures import CaseFailure
 from tfperf.gate_rules import GateRules
@@ -54,16 +55,18 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec: float
-                   ) -> dict[str, Any]:
+def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec: float,
+                   telemetry: dict[str, Any]) -> dict[str, Any]:
     """What the input pipeline costs: its rate alone, the step's rate without it, and whether
-    the case was input-bound (the pipeline alone slower than the step consumes)."""
+    the case was input-bound, with the evidence."""
     pipeline, step = finished["pipeline_examples_per_sec"], finished["step_examples_per_sec"]
+    bound, why = diagnosis.input_bound(spec.case["device_kind"], pipeline, step, telemetry)
     return {
         "input": spec.case["input"],
         "pipeline_examples_per_sec": pipeline,
         "step_examples_per_sec": step,
-        "input_bound": pipeline is not None and step is not None and pipeline < step,
+        "input_bound": bound,
+        "input_bound_evidence": why,
         "fraction_of_step_alone": examples_per_sec / step if step else None,
     }
 
@@ -87,6 +90,7 @@ class Measured:
     round_s: list[float]
     losses: list[float]
     telemetry: dict[str, Any]
+    profile: Path | None = None  # the profiler trace of one more round, if one was asked for
 
 
 class CaseRunner:
@@ -105,6 +109,7 @@ class CaseRunner:
         # needs it, reused by the rest of the session.
         self.peak_flops: dict[tuple[str, str], float] = {}
         self.copy_rate: dict[str, float] = {}  # per device kind, the same way
+        self.build: dict[str, Any] | None = None  # what the first worker's TensorFlow was built as
         self.records: list[CaseRecord] = []
         self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
 
@@ -159,15 +164,16 @@ class CaseRunner:
         return injection.fraction
 
     def _measure(self, case: Case, spec: WorkerSpec, drive: Callable[[Callable[[], None]], None],
-                 log_name: str) -> Measured:
+                 log_name: str, profile_to: Path | None = None) -> Measured:
         """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
-        for each measured round."""
+        for each measured round; then profile one more round into `profile_to`, if given."""
         round_s: list[float] = []
         losses: list[float] = []
         env = worker_env(case, dict(os.environ))
         with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
                     self.options.cluster) as worker:
             ready = worker.wait_ready()
+            self.build = self.build or ready.get("build")
             self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
             if "copy_bytes_per_sec" in ready:
                 self.copy_rate[case.device_kind] = ready["copy_bytes_per_sec"]
@@ -183,8 +189,16 @@ class CaseRunner:
                 drive(one_round)
             telemetry = sampler.summary() if sampler else {
                 "unavailable": "unavailable: a CPU case uses no GPU"}
+            if profile_to is not None:
+                worker.profile(profile_to)
             finished = worker.finish()
-        return Measured(ready, finished, round_s, losses, telemetry)
+        return Measured(ready, finished, round_s, losses, telemetry, profile_to)
+
+    def _profile_path(self, case: Case, suffix: str = "") -> Path:
+        return self.options.profile_dir / self.session / f"{case.id}{suffix}"
+
+    def _profiled(self, case: Case) -> bool:
+        return any(text == "all" or text in case.id for text in self.options.profile)
 
     def run(self, case: Case, benchmark: Any) -> CaseRecord:
         record = CaseRecord(case)
@@ -199,15 +213,16 @@ class CaseRunner:
             measured = self._measure(
                 case, spec,
                 lambda one: benchmark.pedantic(one, rounds=self.options.rounds, iterations=1),
-                f"{case.id}.log")
+                f"{case.id}.log", self._profile_path(case) if self._profiled(case) else None)
         except CaseFailure as failure:
             record.failure = failure
             info.update(failure=failure.cause, failure_message=failure.message)
             benchmark.extra_info.update(info)
             raise
         info["gpu_telemetry"] = measured.telemetry
-        info.update(self._figures(spec, measured.ready, measured.finished, measured.round_s,
-                                  benchmark))
+        if measured.profile is not None:
+            info["profile"] = str(measured.profile)
+        info.update(self._figures(spec, measured, benchmark))
         info.update(self._scaling(case, info["examples_per_sec"]))
         benchmark.extra_info.update(info)
         self._judge(record, spec, measured, benchmark)
@@ -232,16 +247,19 @@ class CaseRunner:
             round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
             peak_memory_bytes=float(peak) if peak else None)
 
-    def _rerun(self, case: Case, spec: WorkerSpec) -> history.Run:
-        """A second, independent measurement of a flagged case: a fresh worker."""
+    def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
+        """A second, independent measurement of a flagged case: a fresh worker. It profiles
+        one more round when confirmed regressions are profiled (kept only if confirmed)."""
         def drive(one: Callable[[], None]) -> None:
             for _ in range(self.options.rounds):
                 one()
 
-        measured = self._measure(case, spec, drive, f"{case.id}.rerun.log")
+        profile_to = self._profile_path(case, ".regression") \
+            if self.options.profile_regressions else None
+        measured = self._measure(case, spec, drive, f"{case.id}.rerun.log", profile_to)
         run = self._run_of(case, spec, measured, None)
         scaling = self._scaling(case, run.examples_per_sec, remember=False)
-        return replace(run, scaling_efficiency=scaling.get("scaling_efficiency"))
+        return replace(run, scaling_efficiency=scaling.get("scaling_efficiency")), profile_to
 
     def _scaling(self, case: Case, examples_per_sec: float, remember: bool = True
                  ) -> dict[str, Any]:
@@ -262,8 +280,8 @@ class CaseRunner:
             **({} if one else {"scaling_note": f"{reference.id} did not run in this session"}),
         }
 
-    def _figures(self, spec: WorkerSpec, ready: dict[str, Any], finished: dict[str, Any],
-                 worker_rounds: list[float], benchmark: Any) -> dict[str, Any]:
+    def _figures(self, spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, Any]:
+        ready, finished, worker_rounds = measured.ready, measured.finished, measured.round_s
         k = spec.steps_per_round
         steps = [r / k for r in worker_rounds]
         median_round = float(np.median(worker_rounds))
@@ -276,7 +294,7 @@ class CaseRunner:
         outer = list(stats.stats.data) if stats is not None else []
         return {
             "examples_per_sec": examples_per_sec,
-            **_input_figures(spec, finished, examples_per_sec),
+            **_input_figures(spec, finished, examples_per_sec, measured.telemetry),
             **_bandwidth_figures(ready, examples_per_sec),
             "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
                             "p90": _percentile(steps, 90)},
@@ -304,6 +322,10 @@ class CaseRunner:
             # own traces) and during the measured rounds (must be none).
             "traces": {"before_measurement": ready["traces"],
                        "during_measurement": finished["traces_during_measurement"]},
+            # XLA compilations, counted the same way (none in an `off` case).
+            "xla_compilations": {
+                "before_measurement": ready["compilations"],
+                "during_measurement": finished["compilations_during_measurement"]},
             "worker": {"cpu_cores_busy": finished["cpu_cores_busy"],
                        "peak_rss_bytes": finished["peak_rss_bytes"],
                        "allocator_peak_bytes": finished["peak_memory_bytes"]},
@@ -324,13 +346,13 @@ class CaseRunner:
                 "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
                 "did not learn, so its speed means nothing")
             raise record.failure
-        retraces = info["traces"]["during_measurement"]
-        if retraces:
-            # Not kept either: the rounds measured tracing, not training.
+        unsteady = _unsteady(info["traces"]["during_measurement"],
+                             info["xla_compilations"]["during_measurement"])
+        if unsteady:
+            # Not kept either: the rounds measured tracing or compiling, not training.
             record.failure = CaseFailure(
-                "not_steady", f"the training step was traced {retraces} more time(s) during "
-                "the measured rounds (a retrace, and under XLA a recompilation): the "
-                "measurement did not see steady state")
+                "not_steady", f"during the measured rounds {unsteady}: the measurement did "
+                "not see steady state")
             raise record.failure
         run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))
         record.run = run
@@ -347,11 +369,17 @@ class CaseRunner:
             return
         settings = self.options.gate
         verdict = case_gate.assess(run, self.sources, self.rules, settings)
-        again = None
+        again = profile = None
         if verdict.flagged and self.options.rerun:
-            again = self._rerun(record.case, spec)
+            again, profile = self._rerun(record.case, spec)
         verdict = case_gate.conclude(verdict, again, self.rules, settings,
                                      datetime.date.today())
+        if profile is not None:
+            if verdict.failed:
+                info["regression_profile"] = str(profile)
+                verdict = replace(verdict, profile=str(profile))
+            else:  # a slowdown not confirmed needs no diagnosis
+                shutil.rmtree(profile, ignore_errors=True)
         record.gate = verdict
         record.run = replace(run, verdict=verdict.status, rerun_round_examples_per_sec=(
             again.round_examples_per_sec if again else ()))
@@ -360,6 +388,16 @@ class CaseRunner:
         if verdict.failed:
             record.failure = CaseFailure("regression", _regression_message(verdict))
             raise record.failure
+
+
+def _unsteady(retraces: int, compilations: int) -> str:
+    """What happened during the measured rounds that steady state rules out, or ''."""
+    said = []
+    if retraces:
+        said.append(f"the training step was traced {retraces} more time(s)")
+    if compilations:
+        said.append(f"XLA compiled {compilations} more time(s)")
+    return " and ".join(said)
 
 
 def _gate_info(verdict: CaseGate, again: history.Run | None) -> dict[str, Any]:

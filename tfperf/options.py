@@ -53,6 +53,9 @@ class PerfOptions:
     all_reduce: str = "auto"  # the replicated strategy's all-reduce algorithm
     size: str | None = None  # the workload size, if not the tier's
     cluster: str = "local"  # multi-process cases: local (loopback), tf_config or slurm
+    profile: tuple[str, ...] = ()  # cases whose id contains one of these are profiled
+    profile_regressions: bool = False  # profile every case whose regression is confirmed
+    profile_dir: Path = Path(".perf-results/profiles")
     injection: Injection | None = None
     retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
@@ -111,6 +114,16 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-history", metavar="DIR", default=".perf-results/history",
                     help="Where every gated run is kept, one file per session "
                          "(default: .perf-results/history).")
+    group.addoption("--perf-profile", metavar="TEXT", action="append", default=[],
+                    help="Capture a TensorFlow profiler trace of one round, after the measured "
+                         "rounds, of the cases whose id contains TEXT (repeatable; 'all' for "
+                         "every case). TensorBoard's profile plugin opens it.")
+    group.addoption("--perf-profile-regressions", metavar="on|off",
+                    help="Capture a profile of every case whose regression is confirmed, in "
+                         "its re-run (default: on in the nightly and full tiers, off in smoke).")
+    group.addoption("--perf-profile-dir", metavar="DIR", default=".perf-results/profiles",
+                    help="Where profiles are kept, one folder per session and case "
+                         "(default: .perf-results/profiles).")
     group.addoption("--perf-workloads", metavar="DIR", default="workloads",
                     help="Folder of workload modules, relative to the rootdir.")
     group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
@@ -257,6 +270,11 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             size=_one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
             if get("perf_size") else None,
             cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
+            profile=tuple(get("perf_profile")),
+            profile_regressions=_one_of("--perf-profile-regressions", "value",
+                                        get("perf_profile_regressions"), ON_OFF) == "on"
+            if get("perf_profile_regressions") else tier is not Tier.SMOKE,
+            profile_dir=Path(config.rootpath, get("perf_profile_dir")),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             retrace_fault=get("perf_retrace_fault") or None,

@@ -229,13 +229,22 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
                                          ) -> None:
     perf = config.stash[SESSION]
     machine = perf.machine
+    # CUDA and cuDNN as TensorFlow was built with them, which only a worker can say: known
+    # once a case has run (pytest-benchmark saves its JSON at the end of the session).
+    build = perf.runner.build if perf.runner is not None else None
     machine_info["tfperf"] = {
         "key": machine.key(),
         "tensorflow": machine.tensorflow,
         "cpu_model": machine.cpu_model,
         "cpu_cores": machine.cpu_cores,
-        "gpus": [{"name": g.name, "memory_bytes": g.memory_bytes, "uuid": g.uuid}
-                 for g in machine.gpus],
+        "driver": machine.driver,
+        "cuda": build.get("cuda") if build else None,
+        "cudnn": build.get("cudnn") if build else None,
+        "tensorflow_build": build or "not known: no case ran in this session",
+        "gpus": [{"name": g.name, "memory_bytes": g.memory_bytes, "uuid": g.uuid,
+                  "compute_capability": g.compute_capability,
+                  "nvlink_links": g.nvlink_links} for g in machine.gpus],
+        "gpu_links": list(machine.gpu_links),
         "gpu_unavailable_reason": machine.gpu_unavailable_reason,
         "tier": perf.options.tier.label,
     }

@@ -47,11 +47,13 @@ class WorkerSpec:
 
 # Commands, runner -> worker.
 ROUND = "round"
+PROFILE = "profile"  # one more round under TensorFlow's profiler, written to `logdir`
 FINISH = "finish"
 
 # Events, worker -> runner.
 READY = "ready"  # warm-up done: compile time, FLOPs, peak rate, first loss
 ROUND_DONE = "round_done"
+PROFILED = "profiled"
 FINISHED = "finished"
 FAILED = "failed"  # with kind and message: the worker knew what went wrong
 

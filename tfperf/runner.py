@@ -188,6 +188,11 @@ class Worker:
         self.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
         return self.expect(protocol.ROUND_DONE)
 
+    def profile(self, logdir: Path) -> dict[str, Any]:
+        self.phase = "profiling"
+        self.send(protocol.encode(protocol.PROFILE, logdir=str(logdir)))
+        return self.expect(protocol.PROFILED)
+
     def finish(self) -> dict[str, Any]:
         self.phase = "finishing"
         self.send(protocol.encode(protocol.FINISH))

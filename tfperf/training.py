@@ -89,14 +89,14 @@ class Trainer:
         # XLA cannot read a variable that lives on another device (parameter_server): there
         # the compiled function takes the variables' values, read on the replica's device.
         self._stateless = jit_compile and remote_variables
-        self._compute = tf.function(
-            self._stateless_loss_and_gradients if self._stateless else self._loss_and_gradients,
-            jit_compile=jit_compile)
+        self._jit_compile = jit_compile
+        self._compute = self._compiled()
         self._round = tf.function(self._train_round)
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
         # Python in `step` runs only while a function is being traced: this counts traces of
         # the training step. One during the measured rounds means they did not see steady
-        # state (and, under jit_compile, paid an XLA recompilation).
+        # state. (A retrace of the round alone reuses the compiled function, whose signature
+        # is unchanged: XLA compilations are counted apart, see xla_compilations.)
         self.traces = 0
         self._updated: list[Any] = []
 
@@ -215,9 +215,17 @@ class Trainer:
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 
+    def _compiled(self) -> Any:
+        """The forward and gradient function, compiled whole under jit_compile."""
+        return tf.function(
+            self._stateless_loss_and_gradients if self._stateless else self._loss_and_gradients,
+            jit_compile=self._jit_compile)
+
     def force_retrace(self) -> None:
-        """Test-only: a fresh round function, so the next round traces again (what a changed
-        input signature or a captured Python value would cause in a real regression)."""
+        """Test-only: fresh functions, so the next round traces again and, under jit_compile,
+        compiles again (what a changed input signature or a captured Python value would cause
+        in a real regression)."""
+        self._compute = self._compiled()
         self._round = tf.function(self._train_round)
 
     def step_graph(self, batch_size: int) -> Any:

@@ -9,13 +9,15 @@ out from the process itself.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tfperf import protocol
+from tfperf import protocol, xla_compilations
 
 if TYPE_CHECKING:
     from tfperf import training
@@ -196,6 +198,24 @@ def _prove_xla(source: Source, k: int, mode: str) -> int:
     return activity.executions
 
 
+def _task_name(resolver: Any) -> str:
+    """The folder of this task's profile: the cluster's tasks each write their own."""
+    return "local" if resolver is None else f"{resolver.task_type}{resolver.task_id}"
+
+
+def _profiled_round(source: Source, k: int, logdir: Path) -> Any:
+    """One round under TensorFlow's profiler, written where TensorBoard's profile plugin
+    finds it (logdir/plugins/profile/<run>/)."""
+    import tensorflow as tf
+
+    logdir.mkdir(parents=True, exist_ok=True)
+    tf.profiler.experimental.start(str(logdir))
+    try:
+        return source.round(k)
+    finally:
+        tf.profiler.experimental.stop()
+
+
 def _step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
     """Examples/s of the step with no input cost (the device-resident pool)."""
     trainer.run_round(k)  # traced and warm
@@ -217,7 +237,9 @@ def _input_figures(source: Source, trainer: training.Trainer, spec: protocol.Wor
             "step_examples_per_sec": _step_alone(trainer, spec.steps_per_round, batch_examples)}
 
 
-def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float) -> None:
+def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float,
+        compiled: Path) -> None:
+    """`compiled` is the folder that counts XLA compilations (see xla_compilations)."""
     import tensorflow as tf
 
     from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes
@@ -308,6 +330,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         warm_rounds.append(time.perf_counter() - start)
         _check_finite(result.mean_loss, (r + 1) * k)
     traces_ready = trainer.traces
+    compilations_ready = xla_compilations.count(compiled)
     protocol.send(
         channel,
         protocol.READY,
@@ -326,6 +349,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         layout_ops=layout_ops,
         build=_build(),
         traces=traces_ready,
+        compilations=compilations_ready,
         **bandwidth,
     )
     step = spec.warmup_rounds * k
@@ -335,6 +359,13 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         command = protocol.parse(line)
         if command["kind"] == protocol.FINISH:
             break
+        if command["kind"] == protocol.PROFILE:
+            where = Path(command["logdir"]) / _task_name(settings.resolver)
+            result = _profiled_round(source, k, where)
+            step += k
+            _check_finite(result.mean_loss, step)
+            protocol.send(channel, protocol.PROFILED, logdir=str(where), steps=k)
+            continue
         if measured_round == spec.retrace_round:
             trainer.force_retrace()
         inject = float(command.get("inject_seconds", 0.0))
@@ -351,6 +382,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
     traces_measured = trainer.traces - traces_ready
+    compilations_measured = xla_compilations.count(compiled) - compilations_ready
     # After the measured rounds, so that neither figure disturbs them.
     batch_examples = spec.batch_size * trainer.strategy.num_replicas_in_sync
     figures = _input_figures(source, trainer, spec, batch_examples)
@@ -363,6 +395,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
         peak_rss_bytes=_peak_rss(),
         traces_during_measurement=traces_measured,
+        compilations_during_measurement=compilations_measured,
         **figures,
     )
 
@@ -372,8 +405,10 @@ def main() -> int:
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     progress = Progress()
+    compiled = Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
+    xla_compilations.enable(os.environ, compiled)
     try:
-        run(spec, channel, progress, started)
+        run(spec, channel, progress, started, compiled)
     except Exception as error:
         traceback.print_exc()
         first_line = (str(error).strip().splitlines() or [""])[0]
@@ -385,6 +420,8 @@ def main() -> int:
             phase=progress.phase,
         )
         return 1
+    finally:
+        shutil.rmtree(compiled, ignore_errors=True)
     return 0
 
 

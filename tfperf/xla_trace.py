@@ -32,10 +32,10 @@ def _is_compilation(name: str) -> bool:
         name.endswith(":_XlaCompile")
 
 
-def read(logdir: Path) -> XlaActivity:
+def event_names(logdir: Path) -> Iterator[str]:
+    """The name of every event in every profiler trace under logdir."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    activity = XlaActivity()
     for path in sorted(logdir.rglob("*.xplane.pb")):
         space = xplane_pb2.XSpace()
         space.ParseFromString(path.read_bytes())
@@ -43,9 +43,14 @@ def read(logdir: Path) -> XlaActivity:
             names = {key: meta.name for key, meta in plane.event_metadata.items()}
             for line in plane.lines:
                 for event in line.events:
-                    name = names.get(event.metadata_id, "")
-                    activity.executions += _is_execution(name)
-                    activity.compilations += _is_compilation(name)
+                    yield names.get(event.metadata_id, "")
+
+
+def read(logdir: Path) -> XlaActivity:
+    activity = XlaActivity()
+    for name in event_names(logdir):
+        activity.executions += _is_execution(name)
+        activity.compilations += _is_compilation(name)
     return activity
 
 

@@ -1,0 +1,25 @@
+"""Count a worker's XLA compilations without a profiler.
+
+TensorFlow's persistent XLA cache, pointed at an empty folder of the worker's own, gains one
+file per compilation, for `jit_compile` and auto-clustering alike. Counting costs a directory
+listing, so the count can bracket the measured rounds without disturbing them (a profiler
+would). A fresh folder per worker means nothing is ever loaded from it: every compilation is
+a real one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from pathlib import Path
+
+FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def enable(environ: MutableMapping[str, str], directory: Path) -> None:
+    """Must run before TensorFlow is imported: it reads TF_XLA_FLAGS once."""
+    flags = environ.get("TF_XLA_FLAGS", "")
+    environ["TF_XLA_FLAGS"] = f"{flags} {FLAG}={directory}".strip()
+
+
+def count(directory: Path) -> int:
+    return sum(1 for _ in directory.glob("xla_compile_cache_*"))

@@ -55,6 +55,10 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
                                     "between 0 and 100"),
         ("--perf-z=-1", "ERROR: --perf-z: '-1' is not a number greater than 0"),
         ("--perf-rerun=maybe", "ERROR: --perf-rerun: no value 'maybe'; valid: on, off"),
+        ("--perf-profile=", "ERROR: --perf-profile: empty; give text from the ids of the cases "
+                            "to profile, or 'all'"),
+        ("--perf-profile-regressions=yes",
+         "ERROR: --perf-profile-regressions: no value 'yes'; valid: on, off"),
         ("--perf-tfrecord-files=huge", "ERROR: --perf-tfrecord-files: no layout 'huge'; valid: "
                                        "many_small, few_large"),
         ("--perf-only=workload=resnet99", "ERROR: --perf-only: workload has no value 'resnet99'; "

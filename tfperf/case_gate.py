@@ -113,14 +113,12 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
     stored = [x for r in first.history for x in r.round_examples_per_sec]
     verdicts = []
     for verdict in first.verdicts:
-        value = second.value(verdict.metric.name)
-        if verdict.status == gate.FLAGGED and value is None:
-            # The re-run lacks the figure (scaling without its 1-device reference, say).
-            verdict = replace(verdict, status=gate.NOT_CONFIRMED,
-                              note="the re-run did not measure it")
-        elif verdict.status == gate.FLAGGED and value is not None:
+        if verdict.status == gate.FLAGGED:
+            value = second.value(verdict.metric.name)
+            # The re-run can lack the figure (scaling without its 1-device reference, say).
             verdict = gate.confirm(verdict, value, second.round_examples_per_sec, stored,
-                                   settings)
+                                   settings) if value is not None else replace(
+                verdict, status=gate.NOT_CONFIRMED, note="the re-run did not measure it")
         verdicts.append(verdict)
     status = _overall(verdicts)
     waiver, waiver_note = None, ""

@@ -64,14 +64,14 @@ READERS: tuple[tuple[tuple[str, ...], Reader], ...] = (
 )
 # NVLink traffic is a pair of GPU-wide counters (KiB since the driver loaded, with NVML's own
 # timestamp in microseconds): a rate needs two readings, so it is read apart from READERS.
-NVLINK_FIELDS = (138, 139)  # NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, _RX
 NVLINK_METRICS = ("nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s")
 METRICS = tuple(name for names, _ in READERS for name in names) + NVLINK_METRICS
 
 
 def _nvlink_counters(nv: Any, h: Any) -> list[tuple[int, int]]:
     """(timestamp in us, KiB) of each NVLink counter; NVMLError where a GPU has no NVLink."""
-    values = nv.nvmlDeviceGetFieldValues(h, list(NVLINK_FIELDS))
+    values = nv.nvmlDeviceGetFieldValues(h, [nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
+                                             nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX])
     for value in values:
         if value.nvmlReturn != 0:
             raise nv.NVMLError(value.nvmlReturn)

@@ -210,6 +210,13 @@ def _injection(text: str) -> Injection:
     return Injection(_positive_float("--perf-inject-slowdown", fraction), pattern)
 
 
+def _profile(texts: list[str]) -> tuple[str, ...]:
+    if "" in texts:
+        raise ValueError("--perf-profile: empty; give text from the ids of the cases to profile, "
+                         "or 'all'")
+    return tuple(texts)
+
+
 def _fault(text: str) -> str:
     if text not in FAULTS:
         raise ValueError(f"--perf-xla-fault: no fault {text!r}; valid: {', '.join(FAULTS)}")
@@ -270,7 +277,7 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             size=_one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
             if get("perf_size") else None,
             cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
-            profile=tuple(get("perf_profile")),
+            profile=_profile(get("perf_profile")),
             profile_regressions=_one_of("--perf-profile-regressions", "value",
                                         get("perf_profile_regressions"), ON_OFF) == "on"
             if get("perf_profile_regressions") else tier is not Tier.SMOKE,

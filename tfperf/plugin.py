@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -241,9 +241,7 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
         "cuda": build.get("cuda") if build else None,
         "cudnn": build.get("cudnn") if build else None,
         "tensorflow_build": build or "not known: no case ran in this session",
-        "gpus": [{"name": g.name, "memory_bytes": g.memory_bytes, "uuid": g.uuid,
-                  "compute_capability": g.compute_capability,
-                  "nvlink_links": g.nvlink_links} for g in machine.gpus],
+        "gpus": [asdict(g) for g in machine.gpus],
         "gpu_links": list(machine.gpu_links),
         "gpu_unavailable_reason": machine.gpu_unavailable_reason,
         "tier": perf.options.tier.label,

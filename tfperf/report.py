@@ -65,12 +65,12 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
             notes += [f"{v.metric.label} {v.status}: {v.note}" for v in record.gate.verdicts
                       if v.note and v.status != "ok"]
             lines.extend(f"{record.case.id}: {note}" for note in notes)
-        for key, what in (("profile", "profile"), ("regression_profile", "profile of the "
-                                                               "confirmed regression")):
-            if key in record.extra_info:
-                lines.append(f"{record.case.id}: {what}: tensorboard --logdir "
-                             f"{record.extra_info[key]}")
-        if record.extra_info.get("input_bound"):
-            lines.append(f"{record.case.id}: input_bound: "
-                         f"{record.extra_info['input_bound_evidence']}")
+        info = record.extra_info
+        if "profile" in info:
+            lines.append(f"{record.case.id}: profile: tensorboard --logdir {info['profile']}")
+        if "regression_profile" in info:
+            lines.append(f"{record.case.id}: profile of the confirmed regression: "
+                         f"tensorboard --logdir {info['regression_profile']}")
+        if info.get("input_bound"):
+            lines.append(f"{record.case.id}: input_bound: {info['input_bound_evidence']}")
     return lines

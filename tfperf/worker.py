@@ -203,19 +203,6 @@ def _task_name(resolver: Any) -> str:
     return "local" if resolver is None else f"{resolver.task_type}{resolver.task_id}"
 
 
-def _profiled_round(source: Source, k: int, logdir: Path) -> Any:
-    """One round under TensorFlow's profiler, written where TensorBoard's profile plugin
-    finds it (logdir/plugins/profile/<run>/)."""
-    import tensorflow as tf
-
-    logdir.mkdir(parents=True, exist_ok=True)
-    tf.profiler.experimental.start(str(logdir))
-    try:
-        return source.round(k)
-    finally:
-        tf.profiler.experimental.stop()
-
-
 def _step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
     """Examples/s of the step with no input cost (the device-resident pool)."""
     trainer.run_round(k)  # traced and warm
@@ -360,8 +347,11 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         if command["kind"] == protocol.FINISH:
             break
         if command["kind"] == protocol.PROFILE:
+            from tfperf import xla_trace
+
             where = Path(command["logdir"]) / _task_name(settings.resolver)
-            result = _profiled_round(source, k, where)
+            with xla_trace.profiling(where):
+                result = source.round(k)
             step += k
             _check_finite(result.mean_loss, step)
             protocol.send(channel, protocol.PROFILED, logdir=str(where), steps=k)

@@ -3,8 +3,11 @@
 TensorFlow's persistent XLA cache, pointed at an empty folder of the worker's own, gains one
 file per compilation, for `jit_compile` and auto-clustering alike. Counting costs a directory
 listing, so the count can bracket the measured rounds without disturbing them (a profiler
-would). A fresh folder per worker means nothing is ever loaded from it: every compilation is
-a real one.
+would). Its price is paid at compile time: each compilation is also serialised to the folder.
+
+The folder starts empty, so no compilation is replaced by a load from an earlier worker. One
+thing escapes the count: a program this worker already compiled, evicted from TensorFlow's
+in-memory cache and needed again, is loaded from the folder, not compiled, and not counted.
 """
 
 from __future__ import annotations

@@ -55,14 +55,25 @@ def read(logdir: Path) -> XlaActivity:
 
 
 @contextlib.contextmanager
+def profiling(logdir: Path) -> Iterator[None]:
+    """TensorFlow's profiler around the body, its trace written where TensorBoard's profile
+    plugin finds it (logdir/plugins/profile/<run>/)."""
+    logdir.mkdir(parents=True, exist_ok=True)
+    tf.profiler.experimental.start(str(logdir))
+    try:
+        yield
+    finally:
+        tf.profiler.experimental.stop()
+
+
+@contextlib.contextmanager
 def traced() -> Iterator[XlaActivity]:
     """Profile the body; the yielded XlaActivity is filled in when the body ends."""
     activity = XlaActivity()
     with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-") as logdir:
-        tf.profiler.experimental.start(logdir)
         try:
-            yield activity
+            with profiling(Path(logdir)):
+                yield activity
         finally:
-            tf.profiler.experimental.stop()
             seen = read(Path(logdir))
             activity.executions, activity.compilations = seen.executions, seen.compilations

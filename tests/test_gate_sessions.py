@@ -33,8 +33,10 @@ def _refresh(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _gate(cwd: Path, session: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(session)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    # The standalone gate judges at the session's z: at the default z=4 a -99% run passes
+    # whenever the two baseline sessions spread more than 25%, as this machine's often do.
+    return subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(session), "--z=1"],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,

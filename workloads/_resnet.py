@@ -47,7 +47,9 @@ def _shortcut(x: Any, filters: int, stride: int, data_format: str) -> Any:
 def basic_block(x: Any, filters: int, stride: int, data_format: str) -> Any:
     """Two 3x3 convolutions: the CIFAR ResNets (He et al. 2016, section 4.2)."""
     y = conv_bn(x, filters, 3, stride, data_format)
-    y = conv_bn(y, filters, 3, 1, data_format, relu=False)
+    # The residual branch starts at zero (Goyal et al. 2017): without it ResNet-56's summed
+    # branches start with logits far from uniform and its loss can rise for dozens of steps.
+    y = conv_bn(y, filters, 3, 1, data_format, relu=False, zero_gamma=True)
     return keras.layers.ReLU()(y + _shortcut(x, filters, stride, data_format))
 
 

@@ -4,6 +4,7 @@ effect floors and waivers from baselines/gate.toml, and their one-line errors.""
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +15,7 @@ from tfperf import case_gate, gate, gate_rules, refresh
 from tfperf.case_gate import Sources
 from tfperf.fingerprint import Fingerprint
 from tfperf.gate import GateSettings
-from tfperf.history import Run
+from tfperf.history import History, Run
 from tfperf.store import CaseBaseline, Entry
 
 CASE = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
@@ -136,3 +137,43 @@ def test_the_refresh_refuses_missing_noisy_or_mixed_runs_naming_each_case() -> N
     missing = [[run(1000, 1), replace(run(1000, 1), case_id=other)], [run(1000, 2)]]
     with pytest.raises(refresh.Refused, match=f"{other}: ran in 1 of 2 sessions"):
         refresh.collect(missing, 0.05)
+
+
+def test_the_refresh_writes_the_sessions_its_dry_run_kept_without_measuring_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    kept = tmp_path / ".perf-results" / "refresh" / "20261122"
+    for day, eps in ((1, 1000.0), (2, 1300.0), (3, 800.0)):
+        History(kept).keep(f"s{day}", "smoke", "m", [run(eps, day)])
+    baselines = ["--baselines", str(tmp_path / "baselines")]
+
+    assert refresh.main(["--sessions-from", str(kept), *baselines]) == 1
+    refused = capsys.readouterr().err
+    assert "sessions spread" in refused and f"the sessions are kept in {kept}" in refused
+
+    assert refresh.main(["--sessions-from", str(kept), "--max-spread=60", *baselines]) == 0
+    dry = capsys.readouterr().out
+    assert CASE in dry and "new" in dry
+    assert (f"to write this entry: tfperf-refresh --sessions-from {kept} --write --reason"
+            in dry.splitlines()[-1])
+    assert not (tmp_path / "baselines").exists()
+
+    assert refresh.main(["--sessions-from", str(kept), "--max-spread=60", "--write",
+                         "--reason=kept sessions", *baselines]) == 0
+    written = json.loads(next((tmp_path / "baselines").glob("*/entries/0001.json")).read_text())
+    assert [r["examples_per_sec"] for r in written["cases"][CASE]["runs"]] == [1000, 1300, 800]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "holds 0 refresh session(s); a refresh's dry run keeps at least 2 there"),
+    (["-k", "resnet20"], "--sessions-from takes the sessions as they were measured: no -k"),
+    (["--sessions=3"], "--sessions-from takes the sessions as they were measured"),
+])
+def test_sessions_from_refuses_what_it_cannot_use_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        refresh.main(["--sessions-from", str(tmp_path / "none"), *extra])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err.splitlines()[-1]

@@ -55,8 +55,13 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
     assert "dry run: nothing written" in dry.stdout
     assert not entries.exists()
 
-    wrote = _refresh(root, "--sessions=2", "--write", "--reason=first baseline", *NOISY)
+    # The entry the dry run showed is written from the sessions it kept, measured once.
+    kept = dry.stdout.splitlines()[-1].split("--sessions-from ")[1].split()[0]
+    wrote = subprocess.run([sys.executable, "-m", "tfperf.refresh", "--sessions-from", kept,
+                            "--write", "--reason=first baseline", *NOISY],
+                           cwd=root, capture_output=True, text=True, timeout=60)
     assert wrote.returncode == 0, wrote.stderr
+    assert "session 1 of" not in wrote.stdout  # nothing measured again
     first = json.loads((entries / "0001.json").read_text())
     assert first["reason"] == "first baseline" and first["kind"] == "refresh"
     assert len(first["cases"][CASE_ID]["runs"]) == 2

@@ -2,6 +2,7 @@
 versioned entry only when asked, with a reason.
 
     tfperf-refresh -k resnet20                   # 5 sessions, then a dry-run diff
+    tfperf-refresh --sessions-from .perf-results/refresh/<stamp> --write --reason "TF 2.21.1"
     tfperf-refresh -k resnet20 --write --reason "TF 2.21.1"
     tfperf-refresh -k resnet20 --write --mark-change --reason "new input pipeline"
     tfperf-refresh --list
@@ -10,6 +11,8 @@ versioned entry only when asked, with a reason.
 Sessions run `pytest perf/` with gating off. The refresh refuses (exit 1) when a case did not
 run in every session, when its runs' fingerprints differ, or when the spread of its per-session
 medians is over --max-spread. Nothing stored is changed or removed: each write is a new entry.
+The measured sessions are kept under .perf-results/refresh/, so that the entry a dry run showed
+can be written from them (--sessions-from) without measuring for another hour.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import getpass
 import shlex
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -46,7 +48,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="the tier to measure (default: the machine's)")
     parser.add_argument("--workload", action="append", default=[],
                         help="only this workload (repeat for several)")
-    parser.add_argument("--sessions", type=int, default=5, help="fresh sessions (default: 5)")
+    parser.add_argument("--sessions", type=int, help="fresh sessions (default: 5)")
+    parser.add_argument("--sessions-from", type=Path, metavar="DIR",
+                        help="write from the sessions an earlier refresh kept in DIR (its "
+                             "dry run names it) instead of measuring new ones")
     parser.add_argument("--max-spread", type=float, default=5.0, metavar="PERCENT",
                         help="refuse a case whose per-session medians spread more than this "
                              "(robust relative sigma; default: 5)")
@@ -67,6 +72,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Every mistake in the command line, before any session runs."""
+    if args.sessions_from is not None:
+        if args.sessions is not None or args.selection or args.workload or args.tier \
+                or args.pytest_args or args.rollback is not None:
+            parser.error("--sessions-from takes the sessions as they were measured: no -k, "
+                         "--tier, --workload, --sessions, --rollback or pytest arguments")
+        found = len(history.History(args.sessions_from).sessions())
+        if found < 2:
+            parser.error(f"--sessions-from: {args.sessions_from} holds {found} refresh "
+                         "session(s); a refresh's dry run keeps at least 2 there")
+    args.sessions = 5 if args.sessions is None else args.sessions
     if args.sessions < 2:
         parser.error(f"--sessions: {args.sessions} is too few to measure a spread; at least 2")
     if not 0 < args.max_spread < 100:
@@ -84,6 +99,18 @@ def _who() -> str:
     except (OSError, subprocess.SubprocessError):
         name = ""
     return name or getpass.getuser()
+
+
+def kept_folder() -> Path:
+    """A new folder for one refresh's sessions (generated data: .perf-results is not kept in
+    git)."""
+    folder = Path(".perf-results") / "refresh" / history.session_id()
+    folder.mkdir(parents=True)
+    return folder
+
+
+def kept_sessions(folder: Path) -> list[list[Run]]:
+    return [history.read_session(path) for path in history.History(folder).sessions()]
 
 
 def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
@@ -190,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check(parser, args)
     folder = args.baselines / detect().key() / "entries"
     store = BaselineStore(folder)
+    kept: Path | None = args.sessions_from
     try:
         if args.list:
             for e in store.entries():
@@ -201,9 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         active = store.active()
         target = store.entry(args.rollback) if args.rollback is not None else None
         measured: dict[str, list[Run]] = {}
-        if target is None:
-            with tempfile.TemporaryDirectory(prefix="tfperf-refresh-") as scratch:
-                measured = collect(run_sessions(args, Path(scratch)), args.max_spread / 100)
+        if kept is not None:
+            measured = collect(kept_sessions(kept), args.max_spread / 100)
+        elif target is None:
+            kept = kept_folder()
+            measured = collect(run_sessions(args, kept), args.max_spread / 100)
         nightly = history.History(args.history).runs()
         limit = GateSettings().history_limit
 
@@ -214,7 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print("\n".join(diff(active, cases_over(active))))
         if not args.write:
-            print("dry run: nothing written (add --write --reason \"...\" to write a new entry)")
+            again = (f"tfperf-refresh --sessions-from {kept}" if kept else
+                     f"tfperf-refresh --rollback {args.rollback}")
+            more = " --mark-change" if args.mark_change else ""
+            print(f"dry run: nothing written; to write this entry: {again}{more} --write "
+                  "--reason \"...\"")
             return 0
 
         def make(current: Entry | None, version: int) -> Entry:
@@ -229,6 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Refused as refusal:
         print(f"tfperf-refresh: {refusal}", file=sys.stderr)
+        if kept is not None and history.History(kept).sessions():
+            # A refusal for spread may be judged again with another --max-spread, unmeasured.
+            print(f"tfperf-refresh: the sessions are kept in {kept} (--sessions-from)",
+                  file=sys.stderr)
         return 1
     except StoreError as error:
         print(f"tfperf-refresh: {error}", file=sys.stderr)

@@ -67,7 +67,7 @@ def _train_round() -> Any:
     features, labels = workload.make_batches(config, 1)
     images, targets = tf.constant(features[0]), tf.constant(labels[0])
 
-    @tf.function
+    @tf.function  # type: ignore[untyped-decorator]
     def round_of(steps: Any) -> Any:
         loss = tf.constant(0.0)
         for _ in tf.range(steps):

@@ -155,8 +155,9 @@ def test_the_refresh_writes_the_sessions_its_dry_run_kept_without_measuring_agai
     assert refresh.main(["--sessions-from", str(kept), "--max-spread=60", *baselines]) == 0
     dry = capsys.readouterr().out
     assert CASE in dry and "new" in dry
-    assert (f"to write this entry: tfperf-refresh --sessions-from {kept} --write --reason"
-            in dry.splitlines()[-1])
+    # The write it suggests judges as the dry run did.
+    assert (f"to write this entry: tfperf-refresh --sessions-from {kept} --max-spread 60.0 "
+            f"--baselines {tmp_path / 'baselines'} --write --reason" in dry.splitlines()[-1])
     assert not (tmp_path / "baselines").exists()
 
     assert refresh.main(["--sessions-from", str(kept), "--max-spread=60", "--write",

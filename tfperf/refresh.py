@@ -101,6 +101,16 @@ def _who() -> str:
     return name or getpass.getuser()
 
 
+def _same_judgement(args: argparse.Namespace) -> str:
+    """The options a dry run was judged with that differ from the defaults: the write it
+    suggests must judge the same way, or it could refuse what the dry run showed."""
+    defaults = _parser().parse_args([])
+    extra = [f"--{name.replace('_', '-')} {shlex.quote(str(getattr(args, name)))}"
+             for name in ("max_spread", "baselines", "history")
+             if getattr(args, name) != getattr(defaults, name)]
+    return "".join(f" {e}" for e in extra) + (" --mark-change" if args.mark_change else "")
+
+
 def kept_folder() -> Path:
     """A new folder for one refresh's sessions (generated data: .perf-results is not kept in
     git)."""
@@ -246,9 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.write:
             again = (f"tfperf-refresh --sessions-from {kept}" if kept else
                      f"tfperf-refresh --rollback {args.rollback}")
-            more = " --mark-change" if args.mark_change else ""
-            print(f"dry run: nothing written; to write this entry: {again}{more} --write "
-                  "--reason \"...\"")
+            print(f"dry run: nothing written; to write this entry: {again}"
+                  f"{_same_judgement(args)} --write --reason \"...\"")
             return 0
 
         def make(current: Entry | None, version: int) -> Entry:

@@ -44,12 +44,11 @@ def _shortcut(x: Any, filters: int, stride: int, data_format: str) -> Any:
     return x
 
 
-def basic_block(x: Any, filters: int, stride: int, data_format: str) -> Any:
+def basic_block(x: Any, filters: int, stride: int, data_format: str,
+                zero_residual: bool = False) -> Any:
     """Two 3x3 convolutions: the CIFAR ResNets (He et al. 2016, section 4.2)."""
     y = conv_bn(x, filters, 3, stride, data_format)
-    # The residual branch starts at zero (Goyal et al. 2017): without it ResNet-56's summed
-    # branches start with logits far from uniform and its loss can rise for dozens of steps.
-    y = conv_bn(y, filters, 3, 1, data_format, relu=False, zero_gamma=True)
+    y = conv_bn(y, filters, 3, 1, data_format, relu=False, zero_gamma=zero_residual)
     return keras.layers.ReLU()(y + _shortcut(x, filters, stride, data_format))
 
 
@@ -73,15 +72,18 @@ def image_shape(size: int, data_format: str) -> tuple[int, int, int]:
     return (3, size, size) if data_format == "NCHW" else (size, size, 3)
 
 
-def cifar_resnet(name: str, depth: int, data_format: str, classes: int = 10) -> keras.Model:
+def cifar_resnet(name: str, depth: int, data_format: str, classes: int = 10,
+                 zero_residual: bool = False) -> keras.Model:
     """ResNet-(6n+2) for 32x32 images: a 3x3 stem, three stages of n basic blocks with 16, 32
-    and 64 filters, global average pooling, a dense classifier."""
+    and 64 filters, global average pooling, a dense classifier. With `zero_residual` each
+    block's branch starts at zero (its last batch norm's gamma, Goyal et al. 2017)."""
     blocks = (depth - 2) // 6
     inputs = keras.Input(image_shape(32, data_format))
     x = conv_bn(inputs, 16, 3, 1, data_format)
     for filters, stride in ((16, 1), (32, 2), (64, 2)):
         for block in range(blocks):
-            x = basic_block(x, filters, stride if block == 0 else 1, data_format)
+            x = basic_block(x, filters, stride if block == 0 else 1, data_format,
+                            zero_residual)
     return keras.Model(inputs, classifier(x, classes, data_format), name=name)
 
 
@@ -95,14 +97,16 @@ class CifarResNet(ImageBytes):
     classes = 10
 
     def __init__(self, name: str, depth: int, batch_sizes: dict[str, int],
-                 smoke_matrix: bool) -> None:
+                 smoke_matrix: bool, zero_residual: bool = False) -> None:
         self.name = name
         self.depth = depth
         self.batch_sizes = batch_sizes
         self.smoke_matrix = smoke_matrix
+        self.zero_residual = zero_residual
 
     def build_model(self, config: ModelConfig) -> keras.Model:
-        return cifar_resnet(self.name, self.depth, config.data_format, self.classes)
+        return cifar_resnet(self.name, self.depth, config.data_format, self.classes,
+                            self.zero_residual)
 
     def optimizer(self, config: ModelConfig) -> keras.optimizers.Optimizer:
         return keras.optimizers.SGD(0.05, momentum=0.9)

@@ -34,6 +34,8 @@ from tfperf.history import Run
 from tfperf.machine import detect
 from tfperf.store import BaselineStore, CaseBaseline, Entry
 
+DEFAULT_SESSIONS = 5
+
 
 class Refused(Exception):
     pass
@@ -48,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="the tier to measure (default: the machine's)")
     parser.add_argument("--workload", action="append", default=[],
                         help="only this workload (repeat for several)")
-    parser.add_argument("--sessions", type=int, help="fresh sessions (default: 5)")
+    parser.add_argument("--sessions", type=int,
+                        help=f"fresh sessions (default: {DEFAULT_SESSIONS})")
     parser.add_argument("--sessions-from", type=Path, metavar="DIR",
                         help="write from the sessions an earlier refresh kept in DIR (its "
                              "dry run names it) instead of measuring new ones")
@@ -81,7 +84,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if found < 2:
             parser.error(f"--sessions-from: {args.sessions_from} holds {found} refresh "
                          "session(s); a refresh's dry run keeps at least 2 there")
-    args.sessions = 5 if args.sessions is None else args.sessions
+    args.sessions = DEFAULT_SESSIONS if args.sessions is None else args.sessions
     if args.sessions < 2:
         parser.error(f"--sessions: {args.sessions} is too few to measure a spread; at least 2")
     if not 0 < args.max_spread < 100:

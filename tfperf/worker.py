@@ -229,7 +229,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     """`compiled` is the folder that counts XLA compilations (see xla_compilations)."""
     import tensorflow as tf
 
-    from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes
+    from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes, xla_trace
     from tfperf.transfers import per_step as transfers_per_step
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
@@ -347,8 +347,6 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         if command["kind"] == protocol.FINISH:
             break
         if command["kind"] == protocol.PROFILE:
-            from tfperf import xla_trace
-
             where = Path(command["logdir"]) / _task_name(settings.resolver)
             with xla_trace.profiling(where):
                 result = source.round(k)

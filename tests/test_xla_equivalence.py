@@ -84,3 +84,13 @@ def test_bad_fault_name_is_one_line_listing_the_valid_ones(make_suite: MakeSuite
     result = suite.runpytest(PROPERTY, "--perf-xla-fault=typo")
     result.stderr.fnmatch_lines(["ERROR: --perf-xla-fault: no fault 'typo'; valid: "
                                  "scale_gradient, drop_term, epsilon, nan"])
+
+
+def test_choices_that_exclude_xla_skip_the_property_with_the_reason(make_suite: MakeSuite
+                                                                      ) -> None:
+    # `pytest perf/ --perf-only=xla=off` runs the chosen cases; the property cannot draw an
+    # XLA arm, so it is skipped as an excluded case is, before any worker starts.
+    suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest("-rs", PROPERTY, "--perf-only=xla=off")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*--perf-only leaves no XLA equivalence example*"])

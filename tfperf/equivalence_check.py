@@ -46,21 +46,31 @@ class EquivalenceCheck:
     largest: dict[str, tuple[float, str]] = field(default_factory=dict)
     examples_run: int = 0
 
+    def _allowed(self, axis: str, values: tuple[str, ...]) -> list[str]:
+        return [v for v in values if v in self.only.get(axis, values)]
+
+    def _names(self) -> list[str]:
+        precisions = self._allowed("precision", self.precisions)
+        return sorted(n for n, w in self.workloads.items() if set(w.precisions) & set(precisions)
+                      and self._allowed("data_format", w.data_formats))
+
+    def nothing_to_draw(self) -> str | None:
+        """Why the --perf-only choices leave no example to draw (the property is then skipped
+        with this reason, as a case the choices exclude is), or None."""
+        if self.example is not None or (self._names() and self._allowed("xla", XLA_MODES)):
+            return None
+        return ("--perf-only leaves no XLA equivalence example: it needs an XLA mode auto or "
+                "jit, and a workload with the chosen formats and precisions")
+
     def examples(self) -> st.SearchStrategy[ArmSpec]:
         if self.example is not None:
             return st.just(self.example)
-
-        def allowed(axis: str, values: tuple[str, ...]) -> list[str]:
-            return [v for v in values if v in self.only.get(axis, values)]
-
+        allowed = self._allowed
         precisions = allowed("precision", self.precisions)
-        names = sorted(n for n, w in self.workloads.items()
-                       if set(w.precisions) & set(precisions) and allowed("data_format", w.data_formats))
+        names = self._names()
         modes = allowed("xla", XLA_MODES)
-        if not names or not modes:
-            raise ValueError("--perf-only leaves no XLA equivalence example to draw (it needs "
-                             "an XLA mode auto or jit, and a workload with the chosen formats "
-                             "and precisions)")
+        if (why := self.nothing_to_draw()) is not None:
+            raise ValueError(why)
 
         @st.composite
         def draw(draw: st.DrawFn) -> ArmSpec:

@@ -160,6 +160,9 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
         "/device:GPU:0" if gpu else "/device:CPU:0",
         ("fp32", "mixed_bf16", "mixed_fp16") if gpu else ("fp32", "mixed_bf16"),
         perf.options.xla_fault, perf.options.xla_example, perf.options.only)
+    if (why := perf.equivalence.nothing_to_draw()) is not None:
+        arms.close()
+        pytest.skip(why)
     try:
         yield perf.equivalence
     finally:

@@ -111,6 +111,11 @@ class Cluster:
         return self._command("measuring", protocol.ROUND, protocol.ROUND_DONE,
                              inject_seconds=inject_seconds)
 
+    def yardstick(self) -> float:
+        # Every task that trains times its burst at once, as they train at once.
+        return float(self._command("measuring", protocol.YARDSTICK,
+                                   protocol.YARDSTICK_DONE)["rate"])
+
     def profile(self, logdir: Path) -> dict[str, Any]:
         # Every task that trains runs the round (their collectives meet); each writes its own
         # folder under logdir.

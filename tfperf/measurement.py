@@ -71,14 +71,45 @@ def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec:
     }
 
 
-def _bandwidth_figures(ready: dict[str, Any], examples_per_sec: float) -> dict[str, Any]:
-    """Achieved bytes/s of a memory-bound workload against the copy rate measured this session."""
-    if "bytes_per_example" not in ready:
-        return {}
-    achieved = float(ready["bytes_per_example"]) * examples_per_sec
-    return {"bytes_per_example": ready["bytes_per_example"], "bytes_per_sec": achieved,
-            "copy_bytes_per_sec": ready["copy_bytes_per_sec"],
-            "fraction_of_copy_rate": achieved / float(ready["copy_bytes_per_sec"])}
+def paired_fraction(work_per_round: float, round_s: list[float], yardstick: list[float],
+                    devices: int) -> float:
+    """The median over rounds of each round's rate over the rate of the yardstick burst timed
+    beside it, for `devices` devices each with that yardstick: what the workload achieved of
+    what the device could do at that moment. A rate measured once per session would carry the
+    machine's speed swings between it and the rounds into the ratio (see peak)."""
+    if len(round_s) != len(yardstick) or not round_s:
+        raise ValueError(f"{len(round_s)} rounds and {len(yardstick)} yardstick bursts: "
+                         "each round needs its own")
+    return float(np.median([work_per_round / s / (rate * devices)
+                            for s, rate in zip(round_s, yardstick, strict=True)]))
+
+
+def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: float,
+                       examples_per_sec: float) -> dict[str, Any]:
+    """MFU, or for a memory-bound workload achieved bytes/s against the copy rate; either rated
+    round by round against the yardstick timed beside it."""
+    ready = measured.ready
+    examples_per_round = spec.batch_size * int(ready["strategy"]["replicas"]) \
+        * spec.steps_per_round
+    devices = int(spec.case["device_count"]) * int(spec.case["workers"])
+    rate = float(np.median(measured.yardstick_rates))
+    if "bytes_per_example" in ready:
+        per_example = float(ready["bytes_per_example"])
+        # A memory-bound workload has no matrix products to rate: judged by bandwidth.
+        return {"mfu": None, "bytes_per_example": per_example,
+                "bytes_per_sec": per_example * examples_per_sec,
+                "copy_bytes_per_sec": rate, "copy_bytes_per_sec_by_round": measured.yardstick_rates,
+                "fraction_of_copy_rate": paired_fraction(
+                    per_example * examples_per_round, measured.round_s,
+                    measured.yardstick_rates, devices)}
+    return {"mfu": paired_fraction(flops_per_example * examples_per_round, measured.round_s,
+                                   measured.yardstick_rates, devices),
+            "peak_flops_per_device": rate,
+            "peak_flops_per_device_by_round": measured.yardstick_rates}
+
+
+# Runs the measured rounds: called with one_round and the yardstick to time before each.
+Drive = Callable[[Callable[[], None], Callable[[], None]], None]
 
 
 @dataclass(frozen=True)
@@ -88,6 +119,8 @@ class Measured:
     ready: dict[str, Any]
     finished: dict[str, Any]
     round_s: list[float]
+    # The device's yardstick (see peak), timed just before each measured round.
+    yardstick_rates: list[float]
     losses: list[float]
     telemetry: dict[str, Any]
     profile: Path | None = None  # the profiler trace of one more round, if one was asked for
@@ -105,10 +138,6 @@ class CaseRunner:
         self.rules = rules
         self.log_dir = log_dir
         self.session = session
-        # Matrix-product rate per (device kind, dtype): measured by the first worker that
-        # needs it, reused by the rest of the session.
-        self.peak_flops: dict[tuple[str, str], float] = {}
-        self.copy_rate: dict[str, float] = {}  # per device kind, the same way
         self.build: dict[str, Any] | None = None  # what the first worker's TensorFlow was built as
         self.records: list[CaseRecord] = []
         self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
@@ -128,8 +157,6 @@ class CaseRunner:
             batch_size=self.options.batch_size or info.batch_size(size, case.precision),
             warmup_rounds=self.options.warmup_rounds,
             steps_per_round=self.options.steps_per_round,
-            peak_flops=self.peak_flops.get((case.device_kind, case.precision)),
-            copy_bytes_per_sec=self.copy_rate.get(case.device_kind),
             cache_dir=str(self.options.cache_dir),
             virtual=case.virtual,
             virtual_memory_mb=self._logical_gpu_memory_mb(case),
@@ -163,20 +190,19 @@ class CaseRunner:
             return 0.0
         return injection.fraction
 
-    def _measure(self, case: Case, spec: WorkerSpec, drive: Callable[[Callable[[], None]], None],
+    def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
                  log_name: str, profile_to: Path | None = None) -> Measured:
         """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
-        for each measured round; then profile one more round into `profile_to`, if given."""
+        for each measured round, with yardstick before it; then profile one more round into
+        `profile_to`, if given."""
         round_s: list[float] = []
+        yardstick_rates: list[float] = []
         losses: list[float] = []
         env = worker_env(case, dict(os.environ))
         with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
                     self.options.cluster) as worker:
             ready = worker.wait_ready()
             self.build = self.build or ready.get("build")
-            self.peak_flops[(case.device_kind, case.precision)] = ready["peak_flops"]
-            if "copy_bytes_per_sec" in ready:
-                self.copy_rate[case.device_kind] = ready["copy_bytes_per_sec"]
             warm = ready["warm_round_s"] or [ready["first_round_s"]]
             inject = self._inject_fraction(case) * float(np.median(warm))
 
@@ -185,14 +211,17 @@ class CaseRunner:
                 round_s.append(message["seconds"])
                 losses.append(message["loss"])
 
+            def yardstick() -> None:
+                yardstick_rates.append(worker.yardstick())
+
             with self._telemetry(case, env) as sampler:
-                drive(one_round)
+                drive(one_round, yardstick)
             telemetry = sampler.summary() if sampler else {
                 "unavailable": "unavailable: a CPU case uses no GPU"}
             if profile_to is not None:
                 worker.profile(profile_to)
             finished = worker.finish()
-        return Measured(ready, finished, round_s, losses, telemetry, profile_to)
+        return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to)
 
     def _profile_path(self, case: Case, suffix: str = "") -> Path:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"
@@ -212,7 +241,9 @@ class CaseRunner:
         try:
             measured = self._measure(
                 case, spec,
-                lambda one: benchmark.pedantic(one, rounds=self.options.rounds, iterations=1),
+                # pytest-benchmark calls setup before each round, outside the round's timing.
+                lambda one, yardstick: benchmark.pedantic(
+                    one, setup=yardstick, rounds=self.options.rounds, iterations=1),
                 f"{case.id}.log", self._profile_path(case) if self._profiled(case) else None)
         except CaseFailure as failure:
             record.failure = failure
@@ -250,8 +281,9 @@ class CaseRunner:
     def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
         """A second, independent measurement of a flagged case: a fresh worker. It profiles
         one more round when confirmed regressions are profiled (kept only if confirmed)."""
-        def drive(one: Callable[[], None]) -> None:
+        def drive(one: Callable[[], None], yardstick: Callable[[], None]) -> None:
             for _ in range(self.options.rounds):
+                yardstick()
                 one()
 
         profile_to = self._profile_path(case, ".regression") \
@@ -288,14 +320,12 @@ class CaseRunner:
         # Every replica trains on its own batch; a model-parallel case is one replica.
         examples_per_sec = spec.batch_size * int(ready["strategy"]["replicas"]) * k / median_round
         flops_per_example = float(ready["flops_per_example"])
-        peak = float(ready["peak_flops"]) * int(spec.case["device_count"]) \
-            * int(spec.case["workers"])
         stats = getattr(benchmark, "stats", None)
         outer = list(stats.stats.data) if stats is not None else []
         return {
             "examples_per_sec": examples_per_sec,
             **_input_figures(spec, finished, examples_per_sec, measured.telemetry),
-            **_bandwidth_figures(ready, examples_per_sec),
+            **_yardstick_figures(spec, measured, flops_per_example, examples_per_sec),
             "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
                             "p90": _percentile(steps, 90)},
             "compile_s": max(0.0, ready["first_round_s"] - median_round),
@@ -303,10 +333,6 @@ class CaseRunner:
             "time_to_first_step_s": ready["setup_s"] + ready["first_round_s"]
             - (k - 1) * float(np.median(steps)),
             "flops_per_example": flops_per_example,
-            # A memory-bound workload has no matrix products to rate: judged by bandwidth.
-            "mfu": None if "bytes_per_example" in ready
-            else flops_per_example * examples_per_sec / peak,
-            "peak_flops_per_device": float(ready["peak_flops"]),
             "strategy_run": ready["strategy"],
             "xla_executions_per_round": ready["xla_executions"],
             "placed_layers": ready["placed_layers"],

@@ -30,10 +30,6 @@ class WorkerSpec:
     # Where a multi-process case's tasks are: local (started by the runner on loopback),
     # tf_config or slurm (a real cluster this machine joins as one task).
     cluster: str = "local"
-    # The device's matrix-product rate, once some worker of this session has measured it.
-    peak_flops: float | None = None
-    # The same for the device's memory copy rate (memory-bound workloads only).
-    copy_bytes_per_sec: float | None = None
     # Test-only: the measured round (from 0) before which the step is made to trace again.
     retrace_round: int | None = None
 
@@ -48,12 +44,14 @@ class WorkerSpec:
 # Commands, runner -> worker.
 ROUND = "round"
 PROFILE = "profile"  # one more round under TensorFlow's profiler, written to `logdir`
+YARDSTICK = "yardstick"  # time one burst of the case's yardstick (see peak), between rounds
 FINISH = "finish"
 
 # Events, worker -> runner.
-READY = "ready"  # warm-up done: compile time, FLOPs, peak rate, first loss
+READY = "ready"  # warm-up done: compile time, FLOPs, first loss
 ROUND_DONE = "round_done"
 PROFILED = "profiled"
+YARDSTICK_DONE = "yardstick_done"  # with its rate, FLOP/s or bytes/s
 FINISHED = "finished"
 FAILED = "failed"  # with kind and message: the worker knew what went wrong
 

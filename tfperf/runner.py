@@ -188,6 +188,11 @@ class Worker:
         self.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
         return self.expect(protocol.ROUND_DONE)
 
+    def yardstick(self) -> float:
+        self.phase = "measuring"
+        self.send(protocol.encode(protocol.YARDSTICK))
+        return float(self.expect(protocol.YARDSTICK_DONE)["rate"])
+
     def profile(self, logdir: Path) -> dict[str, Any]:
         self.phase = "profiling"
         self.send(protocol.encode(protocol.PROFILE, logdir=str(logdir)))

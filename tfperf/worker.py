@@ -293,14 +293,16 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # Interpreter up to model and input ready: TensorFlow's import, the build, input files.
     setup_s = time.perf_counter() - started
-    # MFU's denominator is the matrix-product rate of the dtype the model computes in.
-    compute_dtype = tf.as_dtype(trainer.model.compute_dtype)
-    peak_flops = spec.peak_flops or peak.matmul_flops_per_second(devices[0], compute_dtype)
     flops_per_example = flops.count_graph(step_graph) / spec.batch_size
-    bandwidth = {
-        "bytes_per_example": workload.bytes_per_example(config),
-        "copy_bytes_per_sec": spec.copy_bytes_per_sec or peak.copy_bytes_per_second(devices[0]),
-    } if isinstance(workload, MemoryBound) else {}
+    # What each round is rated against, timed beside it (see peak): a memory-bound workload's
+    # bytes against the copy rate, the others' FLOPs against the matrix-product rate of the
+    # dtype the model computes in.
+    bandwidth: dict[str, float] = {}
+    if isinstance(workload, MemoryBound):
+        yardstick = peak.copy(devices[0])
+        bandwidth["bytes_per_example"] = workload.bytes_per_example(config)
+    else:
+        yardstick = peak.matmul(devices[0], tf.as_dtype(trainer.model.compute_dtype))
 
     progress.phase = "compile"
     k = spec.steps_per_round
@@ -326,7 +328,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         warm_round_s=warm_rounds,
         loss_first=first.first_loss,
         flops_per_example=flops_per_example,
-        peak_flops=peak_flops,
+        yardstick=yardstick.unit,
         devices=found,
         strategy=described,
         xla_executions=xla_executions,
@@ -342,10 +344,14 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     step = spec.warmup_rounds * k
     last_loss = first.mean_loss
     measured_s = measured_cpu_s = 0.0
-    for measured_round, line in enumerate(sys.stdin):
+    measured_round = 0
+    for line in sys.stdin:
         command = protocol.parse(line)
         if command["kind"] == protocol.FINISH:
             break
+        if command["kind"] == protocol.YARDSTICK:
+            protocol.send(channel, protocol.YARDSTICK_DONE, rate=yardstick.rate())
+            continue
         if command["kind"] == protocol.PROFILE:
             where = Path(command["logdir"]) / _task_name(settings.resolver)
             with xla_trace.profiling(where):
@@ -369,6 +375,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         _check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
+        measured_round += 1
     traces_measured = trainer.traces - traces_ready
     compilations_measured = xla_compilations.count(compiled) - compilations_ready
     # After the measured rounds, so that neither figure disturbs them.

@@ -32,7 +32,8 @@ def session() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         run = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-                              "-p", "no:cacheprovider", *ARGS, f"--benchmark-json={out}"],
+                              "-p", "no:cacheprovider", *ARGS, "--perf-gate=off",
+                              f"--perf-history={tmp}/history", f"--benchmark-json={out}"],
                              cwd=ROOT, capture_output=True, text=True)
         if not out.exists():
             sys.exit(f"pytest wrote no results (exit {run.returncode}):\n{run.stdout[-3000:]}")

@@ -44,6 +44,7 @@ def session(extra: list[str]) -> list[dict[str, Any]]:
         out = Path(tmp) / "out.json"
         run = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
                               "-p", "no:cacheprovider", *COMMON, *extra,
+                              "--perf-gate=off", f"--perf-history={tmp}/history",
                               f"--benchmark-json={out}"], cwd=ROOT, capture_output=True, text=True)
         if not out.exists():
             sys.exit(f"pytest wrote no results (exit {run.returncode}):\n{run.stdout[-3000:]}")

@@ -23,19 +23,22 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON = ["--perf-tier=nightly", "--perf-size=tiny", "--perf-only=device_kind=cpu",
-          "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
+          "--perf-only=device_count=1", "--perf-only=data_format=NHWC",
           "--perf-only=strategy=single", "--perf-only=precision=fp32",
           "--perf-only=placement=default", "--perf-warmup-rounds=2", "--perf-rounds=5",
           "--perf-steps-per-round=10"]
 SESSIONS = {
     # Every workload on device-resident batches.
-    "workloads": ["--perf-only=input=synthetic"],
+    "workloads": ["--perf-only=input=synthetic", "--perf-only=xla=off"],
+    # The seeds' fusion example where it is meant to run: under XLA.
+    "fused_xla": ["--perf-only=input=synthetic", "--perf-only=workload=fused_elementwise",
+                  "--perf-only=xla=jit"],
     # ResNet-20 through every pipeline and preprocessing placement (few large files).
     "few_large": ["--perf-tfrecord-files=few_large", "--perf-only=workload=resnet20",
-                  "--perf-only=input=tfrecord,feed"],
+                  "--perf-only=input=tfrecord,feed", "--perf-only=xla=off"],
     # The small-files layout the seeds warn about.
     "many_small": ["--perf-tfrecord-files=many_small", "--perf-only=workload=resnet20",
-                   "--perf-only=input=tfrecord"],
+                   "--perf-only=input=tfrecord", "--perf-only=xla=off"],
 }
 
 
@@ -71,12 +74,13 @@ def main() -> None:
     def med(key: tuple[str, str], field: str) -> float | None:
         return median([info.get(field) for info in runs[key]])
 
-    print(f"Workloads, tiny size, CPU, fp32, NHWC, synthetic input; medians of {repeats} sessions")
-    print(f"{'workload':<18} {'batch':>5} {'ex/s':>9} {'MFU':>6} {'of copy rate':>12} "
+    print(f"Workloads, tiny size, CPU, fp32, NHWC, synthetic input; medians of {repeats} sessions;"
+          " MFU and the copy-rate fraction are each round's against the yardstick timed beside it")
+    print(f"{'workload':<18} {'xla':<4} {'batch':>5} {'ex/s':>9} {'MFU':>6} {'of copy rate':>12} "
           f"{'compile s':>9} {'first step s':>12}")
-    for key in sorted(k for k in runs if k[0] == "workloads"):
+    for key in sorted(k for k in runs if k[0] in ("workloads", "fused_xla")):
         info = runs[key][0]
-        print(f"{info['workload']:<18} {info['batch_size']:>5} "
+        print(f"{info['workload']:<18} {info['xla']:<4} {info['batch_size']:>5} "
               f"{fmt(med(key, 'examples_per_sec'), '.1f'):>9} {fmt(med(key, 'mfu'), '.1%'):>6} "
               f"{fmt(med(key, 'fraction_of_copy_rate'), '.1%'):>12} "
               f"{fmt(med(key, 'compile_s'), '.2f'):>9} "

@@ -12,9 +12,9 @@ from tfperf.measurement import paired_fraction
 
 def test_matmul_and_copy_yardsticks_time_real_bursts() -> None:
     flops = peak.matmul("/device:CPU:0", tf.float32)
-    assert flops.unit == "flops" and flops.work == 2 * 2048**3
+    assert flops.work == 2 * 2048**3
     copies = peak.copy("/device:CPU:0")
-    assert copies.unit == "bytes" and copies.work == 2 * (64 << 20) * 4
+    assert copies.work == 2 * (64 << 20) * 4
     # Loose bounds: a 2-core CPU does well over 1 GFLOP/s and 100 MB/s, and no CPU 100 TFLOP/s.
     assert 1e9 < flops.rate() < 1e14
     assert 1e8 < copies.rate() < 1e13

@@ -65,12 +65,12 @@ class EquivalenceCheck:
     def examples(self) -> st.SearchStrategy[ArmSpec]:
         if self.example is not None:
             return st.just(self.example)
+        if (why := self.nothing_to_draw()) is not None:
+            raise ValueError(why)
         allowed = self._allowed
         precisions = allowed("precision", self.precisions)
         names = self._names()
         modes = allowed("xla", XLA_MODES)
-        if (why := self.nothing_to_draw()) is not None:
-            raise ValueError(why)
 
         @st.composite
         def draw(draw: st.DrawFn) -> ArmSpec:

@@ -71,6 +71,11 @@ def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec:
     }
 
 
+def _examples_per_round(spec: WorkerSpec, ready: dict[str, Any]) -> int:
+    # Every replica trains on its own batch; a model-parallel case is one replica.
+    return spec.batch_size * int(ready["strategy"]["replicas"]) * spec.steps_per_round
+
+
 def paired_fraction(work_per_round: float, round_s: list[float], yardstick: list[float],
                     devices: int) -> float:
     """The median over rounds of each round's rate over the rate of the yardstick burst timed
@@ -89,8 +94,7 @@ def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: 
     """MFU, or for a memory-bound workload achieved bytes/s against the copy rate; either rated
     round by round against the yardstick timed beside it."""
     ready = measured.ready
-    examples_per_round = spec.batch_size * int(ready["strategy"]["replicas"]) \
-        * spec.steps_per_round
+    examples_per_round = _examples_per_round(spec, ready)
     devices = int(spec.case["device_count"]) * int(spec.case["workers"])
     rate = float(np.median(measured.yardstick_rates))
     if "bytes_per_example" in ready:
@@ -262,8 +266,7 @@ class CaseRunner:
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
                 scaling_efficiency: float | None) -> history.Run:
         """The run as the history keeps it: its fingerprint, median and every round's rate."""
-        examples_per_round = spec.batch_size * int(measured.ready["strategy"]["replicas"]) \
-            * spec.steps_per_round
+        examples_per_round = _examples_per_round(spec, measured.ready)
         rates = tuple(examples_per_round / s for s in measured.round_s)
         config = {**case.axis_values(), "size": spec.size, "batch_size": spec.batch_size,
                   "steps_per_round": spec.steps_per_round, "rounds": self.options.rounds,
@@ -317,8 +320,7 @@ class CaseRunner:
         k = spec.steps_per_round
         steps = [r / k for r in worker_rounds]
         median_round = float(np.median(worker_rounds))
-        # Every replica trains on its own batch; a model-parallel case is one replica.
-        examples_per_sec = spec.batch_size * int(ready["strategy"]["replicas"]) * k / median_round
+        examples_per_sec = _examples_per_round(spec, ready) / median_round
         flops_per_example = float(ready["flops_per_example"])
         stats = getattr(benchmark, "stats", None)
         outer = list(stats.stats.data) if stats is not None else []

@@ -34,8 +34,7 @@ def _kind(device: str) -> str:
 class Yardstick:
     """`work` units (FLOPs or bytes) per call of a traced burst; `rate()` times one call."""
 
-    def __init__(self, unit: str, work: float, burst: Callable[[], tf.Tensor]) -> None:
-        self.unit = unit
+    def __init__(self, work: float, burst: Callable[[], tf.Tensor]) -> None:
         self.work = work
         self._burst = burst
         self._burst().numpy()  # traced and warm: no first-call cost in any timed burst
@@ -61,7 +60,7 @@ def matmul(device: str, dtype: tf.DType) -> Yardstick:
                 x = tf.matmul(x, a)
             return tf.reduce_sum(tf.cast(x[0, :8], tf.float32))
 
-    return Yardstick("flops", 2 * n**3 * calls, burst)
+    return Yardstick(2 * n**3 * calls, burst)
 
 
 def copy(device: str) -> Yardstick:
@@ -80,4 +79,4 @@ def copy(device: str) -> Yardstick:
                 y = tf.raw_ops.DeepCopy(x=y)
             return y[0]
 
-    return Yardstick("bytes", 2 * nbytes * COPIES, burst)
+    return Yardstick(2 * nbytes * COPIES, burst)

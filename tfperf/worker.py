@@ -328,7 +328,6 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         warm_round_s=warm_rounds,
         loss_first=first.first_loss,
         flops_per_example=flops_per_example,
-        yardstick=yardstick.unit,
         devices=found,
         strategy=described,
         xla_executions=xla_executions,

@@ -78,8 +78,12 @@ class TFRecordSource:
         global_batch = config.batch_size * trainer.strategy.num_replicas_in_sync
         self.dataset = dataset(self.entry, global_batch, on_host)
         iterator = iter(trainer.strategy.experimental_distribute_dataset(self.dataset))
-        self._round = tf.function(
-            lambda steps: trainer.loop(steps, lambda i: (*next(iterator), None), on_device))
+
+        def train_step(i: tf.Tensor) -> tf.Tensor:
+            x, y = next(iterator)
+            return trainer.step(x, y, preprocess=on_device)
+
+        self._round = tf.function(lambda steps: trainer.loop(steps, train_step))
 
     def round(self, steps: int) -> RoundResult:
         first, mean = self._round(tf.constant(steps))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from tfperf import cluster
+from tfperf.worker import without_plotting
 
 
 def main(argv: list[str]) -> int:
@@ -21,6 +22,7 @@ def main(argv: list[str]) -> int:
         return 2
     mode, workers, kind = argv[0], int(argv[1]), argv[2]
     devices = int(argv[3]) if len(argv) == 4 else 1
+    without_plotting()
     import tensorflow as tf
 
     from tfperf import resolvers

@@ -12,13 +12,14 @@ import traceback
 from pathlib import Path
 
 from tfperf import protocol
-from tfperf.worker import claim_stdout, classify
+from tfperf.worker import claim_stdout, classify, without_plotting
 
 ARM = "arm"
 ARM_DONE = "arm_done"
 
 
 def main() -> int:
+    without_plotting()
     channel = claim_stdout()
     from tfperf import equivalence, trajectory
 

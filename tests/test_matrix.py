@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tfperf import matrix, requirements
@@ -134,8 +135,13 @@ def test_worker_processes_only_where_a_strategy_spans_them() -> None:
     ps_workers_of_two = matrix.Case("w", "gpu", 2, "off", "NHWC", "default", "parameter_server",
                                     "fp32", workers=2)
     assert requirements.skip_reason(ps_workers_of_two, FOUR_GPUS) == (
-        "parameter_server across processes: workers with several devices are not implemented "
+        "parameter_server across processes: workers with several GPUs are not implemented "
         "yet (one replica per worker)")
+    ps_cpu_workers_of_two = replace(ps_workers_of_two, device_kind="cpu")
+    split = requirements.with_devices(ps_cpu_workers_of_two, CPU_ONLY, "cpu")
+    assert requirements.skip_reason(split, CPU_ONLY) == (
+        "parameter_server across processes: TensorFlow's ParameterServerStrategy replicates a "
+        "worker over its GPUs only; a CPU worker is one replica")
 
 
 def test_missing_devices_run_virtual_where_the_policy_allows() -> None:

@@ -58,6 +58,28 @@ def test_cluster_strategies_run_as_named(make_suite: MakeSuite) -> None:
     assert worker_processes() == []
 
 
+def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite: MakeSuite
+                                                                      ) -> None:
+    suite = make_suite("tinycnn")
+    # The smoke tier varies one axis at a time: input and workers together are nightly's.
+    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=input=", "--perf-tier="))]
+    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
+                             "--perf-only=input=tfrecord", "--perf-only=workers=2",
+                             "--perf-only=strategy=parameter_server", "--benchmark-json=out.json")
+    # Preprocessing in the workers' input pipelines, or in their steps on the device.
+    assert result.parseoutcomes() == {"no_baseline": 2}, result.stdout.str()
+    infos = [b["extra_info"] for b in
+             json.loads((suite.path / "out.json").read_text())["benchmarks"]]
+    assert sorted(info["preprocess"] for info in infos) == ["device", "host"]
+    for info in infos:
+        assert info["input"] == "tfrecord"
+        assert info["strategy_run"] == {"replicas": 1, "workers": 2, "ps": "ps task"}
+        assert info["loss_last"] < info["loss_first"]
+        assert info["pipeline_examples_per_sec"] > 0
+    assert list((suite.path / ".perf-results" / "cache").rglob("*.tfrecord"))
+    assert worker_processes() == []
+
+
 def test_a_worker_that_dies_fails_the_case_within_seconds(make_suite: MakeSuite) -> None:
     suite = make_suite("dies_in_cluster", "tinycnn")
     start = time.monotonic()

@@ -52,12 +52,12 @@ def _implemented(case: Case) -> str | None:
     if case.precision not in IMPLEMENTED_PRECISIONS:
         return f"precision {case.precision} is not implemented yet"
     if case.strategy == "parameter_server" and case.workers > 1:
+        if case.device_count > 1 and case.device_kind == "cpu":
+            return ("parameter_server across processes: TensorFlow's ParameterServerStrategy "
+                    "replicates a worker over its GPUs only; a CPU worker is one replica")
         if case.device_count > 1:
-            return ("parameter_server across processes: workers with several devices are not "
+            return ("parameter_server across processes: workers with several GPUs are not "
                     "implemented yet (one replica per worker)")
-        if case.input != "synthetic":
-            return ("parameter_server across processes: per-worker datasets read synthetic "
-                    f"input only; {case.input} is not implemented yet")
         if case.xla != "off":
             return ("parameter_server across processes: proving XLA ran needs the remote "
                     "workers' profiles, not implemented yet")

@@ -74,10 +74,9 @@ class Trainer:
         if coordinator is not None:
             # Steps run on remote workers: each worker cycles through the pool from its own
             # dataset, prefetched to its device.
-            self._remote_batches = iter(coordinator.create_per_worker_dataset(
-                tf.function(lambda: strategy.distribute_datasets_from_function(
-                    lambda _: tf.data.Dataset.from_tensor_slices((features, labels)).repeat()))))
-            self._remote_step = tf.function(self._step_on_next_batch)
+            self._remote_batches = self.per_worker_batches(
+                lambda: tf.data.Dataset.from_tensor_slices((features, labels)).repeat())
+            self._remote_step = self.remote_step()
         elif self.replicas == 1:
             self.pool = (self.features, self.labels)
         else:
@@ -203,20 +202,37 @@ class Trainer:
         self._step.assign_add(tf.cast(steps, tf.int64))
         return result
 
-    def _step_on_next_batch(self, batches: Any) -> tf.Tensor:
-        x, y = next(batches)
-        return self.step(x, y)
+    def per_worker_batches(self, make_dataset: Callable[[], tf.data.Dataset]) -> Any:
+        """Under a coordinator: an iterator, on each remote worker, over the dataset that
+        `make_dataset` builds there (a step reads its batch where it runs; files it reads must
+        be there too)."""
+        strategy = self.strategy
+        return iter(self.coordinator.create_per_worker_dataset(tf.function(
+            lambda: strategy.distribute_datasets_from_function(lambda _: make_dataset()))))
+
+    def remote_step(self, preprocess: Preprocess | None = None) -> Any:
+        """Under a coordinator: one step on the next batch of a per_worker_batches iterator."""
+        def step_on_next_batch(batches: Any) -> tf.Tensor:
+            x, y = next(batches)
+            return self.step(x, y, preprocess=preprocess)
+
+        return tf.function(step_on_next_batch)
+
+    def remote_round(self, steps: int, step: Any, args: Callable[[], tuple[Any, ...]]
+                     ) -> RoundResult:
+        """Under a coordinator: `steps` calls of `step` (a tf.function) on args(), each
+        scheduled on whichever remote worker is free, then awaited."""
+        scheduled = [self.coordinator.schedule(step, args=args()) for _ in range(steps)]
+        self.coordinator.join()
+        losses = [float(value.fetch()) for value in scheduled]
+        return RoundResult(losses[0], sum(losses) / len(losses))
 
     def run_round(self, steps: int) -> RoundResult:
         """K steps on the device-resident pool (no input cost), one host synchronisation
         (reading the losses). With a coordinator, K steps scheduled on whichever remote worker
         is free, then awaited."""
         if self.coordinator is not None:
-            scheduled = [self.coordinator.schedule(self._remote_step, args=(self._remote_batches,))
-                         for _ in range(steps)]
-            self.coordinator.join()
-            losses = [float(value.fetch()) for value in scheduled]
-            return RoundResult(losses[0], sum(losses) / len(losses))
+            return self.remote_round(steps, self._remote_step, lambda: (self._remote_batches,))
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 

@@ -9,6 +9,7 @@ Preprocessing (uint8 images to float) runs in the pipeline on the host, or, with
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,15 @@ class TFRecordSource:
         on_host = None if context.preprocess_on_device else preprocess
         global_batch = config.batch_size * trainer.strategy.num_replicas_in_sync
         self.dataset = dataset(self.entry, global_batch, on_host)
+        self._remote: Callable[[int], RoundResult] | None = None
+        if trainer.coordinator is not None:
+            # Each remote worker reads the files itself (on a real cluster the cache folder
+            # must be shared storage), as its steps run there.
+            batches = trainer.per_worker_batches(
+                lambda: dataset(self.entry, global_batch, on_host))
+            step = trainer.remote_step(on_device)
+            self._remote = lambda steps: trainer.remote_round(steps, step, lambda: (batches,))
+            return
         iterator = iter(trainer.strategy.experimental_distribute_dataset(self.dataset))
 
         def train_step(i: tf.Tensor) -> tf.Tensor:
@@ -86,6 +96,8 @@ class TFRecordSource:
         self._round = tf.function(lambda steps: trainer.loop(steps, train_step))
 
     def round(self, steps: int) -> RoundResult:
+        if self._remote is not None:
+            return self._remote(steps)
         first, mean = self._round(tf.constant(steps))
         return RoundResult(float(first.numpy()), float(mean.numpy()))
 

@@ -78,6 +78,10 @@ def colocate_gradients(graph: Any) -> None:
                 break
 
 
+# Ops that run a function: they take variables on any device (multi-device functions).
+CALLS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+
+
 @dataclass(frozen=True)
 class Copies:
     count: int  # tensors that cross from one device to another in one step
@@ -88,9 +92,14 @@ def copies(graph: Any, default_device: str) -> Copies:
     """The device-to-device transfers of one call of a traced step: every edge whose producer
     and consumer run on different devices becomes a send/receive pair when TensorFlow
     partitions the graph. Unplaced ops run on `default_device` (fully qualified: job, replica,
-    task and device); resource handles are not
-    copied (an op on a variable runs where the variable lives). The ops counted are those the
-    step's outputs and its stateful ops (the variable updates) depend on."""
+    task and device). The ops counted are those the step's outputs and its stateful ops (the
+    variable updates) depend on.
+
+    Variables as TensorFlow's placer treats them: a captured handle lives where its variable
+    does, and an op that uses a variable runs with it, whatever device it asked for. A function
+    call is the exception: given a variable on another device (a replica's compute function
+    given parameter_server's central weights), it reads the variable there and gets its value
+    copied over, which counts as a copy of the variable's size."""
     import tensorflow as tf
 
     from tfperf.flops import live_ops
@@ -98,18 +107,52 @@ def copies(graph: Any, default_device: str) -> Copies:
     # Op devices name as much as their placer knew ("/device:CPU:1", or with job and task):
     # each is completed from the default device, so one device has one name.
     local = tf.DeviceSpec.from_string(default_device)
+    # Only variables' handles: a captured tensor is copied to its placeholder's device once a
+    # call (a round), not each step.
+    captured = {internal.op.name: external.device for external, internal in graph.captures
+                if internal.dtype == tf.resource and getattr(external, "device", "")}
+    placed: dict[str, str] = {}
 
     def device(op: Any) -> str:
-        return str(local.make_merged_spec(tf.DeviceSpec.from_string(op.device)).to_string())
+        if op.name in placed:
+            return placed[op.name]
+        named = op.device
+        handles = [t for t in op.inputs if t.dtype == tf.resource]
+        if op.type == "Placeholder":
+            named = captured.get(op.name, op.device)
+        elif handles and op.type not in CALLS:
+            placed[op.name] = device(handles[0].op)
+            return placed[op.name]
+        placed[op.name] = str(local.make_merged_spec(tf.DeviceSpec.from_string(named))
+                              .to_string())
+        return placed[op.name]
 
     count = nbytes = 0
     for op in live_ops(graph.outputs, graph.control_outputs):
         for tensor in op.inputs:
-            if tensor.dtype in (tf.resource, tf.variant) or device(tensor.op) == device(op):
+            if tensor.dtype == tf.variant or device(tensor.op) == device(op):
                 continue
             count += 1
-            nbytes += static_bytes(tensor)
+            nbytes += variable_bytes(tensor) if tensor.dtype == tf.resource \
+                else static_bytes(tensor)
     return Copies(count, nbytes)
+
+
+def variable_bytes(handle: Any) -> int:
+    """The size of the variable behind a resource handle, or 0 where its shape is not known."""
+    import tensorflow as tf
+    from tensorflow.python.ops import handle_data_util
+
+    data = handle_data_util.get_resource_handle_data(handle)
+    if not data.is_set or not data.shape_and_type:
+        return 0
+    shape = data.shape_and_type[0].shape
+    if shape.unknown_rank or any(d.size < 0 for d in shape.dim):
+        return 0
+    size = 1
+    for d in shape.dim:
+        size *= d.size
+    return int(size * tf.as_dtype(data.shape_and_type[0].dtype).size)
 
 
 def static_bytes(tensor: Any) -> int:

@@ -89,18 +89,26 @@ def paired_fraction(work_per_round: float, round_s: list[float], yardstick: list
                             for s, rate in zip(round_s, yardstick, strict=True)]))
 
 
+def yardstick_devices(spec: WorkerSpec) -> int:
+    """How many of the devices that a yardstick burst rates the case's replicas have: logical
+    devices split from one physical device share it (its cores, its SMs), and the burst, run
+    on the first of them, already had all of it."""
+    per_worker = 1 if spec.virtual else int(spec.case["device_count"])
+    return per_worker * int(spec.case["workers"])
+
+
 def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: float,
                        examples_per_sec: float) -> dict[str, Any]:
     """MFU, or for a memory-bound workload achieved bytes/s against the copy rate; either rated
     round by round against the yardstick timed beside it."""
     ready = measured.ready
     examples_per_round = _examples_per_round(spec, ready)
-    devices = int(spec.case["device_count"]) * int(spec.case["workers"])
+    devices = yardstick_devices(spec)
     rate = float(np.median(measured.yardstick_rates))
     if "bytes_per_example" in ready:
         per_example = float(ready["bytes_per_example"])
         # A memory-bound workload has no matrix products to rate: judged by bandwidth.
-        return {"mfu": None, "bytes_per_example": per_example,
+        return {"mfu": None, "yardstick_devices": devices, "bytes_per_example": per_example,
                 "bytes_per_sec": per_example * examples_per_sec,
                 "copy_bytes_per_sec": rate, "copy_bytes_per_sec_by_round": measured.yardstick_rates,
                 "fraction_of_copy_rate": paired_fraction(

@@ -116,6 +116,7 @@ def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: 
                     measured.yardstick_rates, devices)}
     return {"mfu": paired_fraction(flops_per_example * examples_per_round, measured.round_s,
                                    measured.yardstick_rates, devices),
+            "yardstick_devices": devices,
             "peak_flops_per_device": rate,
             "peak_flops_per_device_by_round": measured.yardstick_rates}
 

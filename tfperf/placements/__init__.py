@@ -10,6 +10,7 @@ colocate_gradients_with_ops did) and counts the device-to-device copies a step m
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -114,17 +115,14 @@ def copies(graph: Any, default_device: str) -> Copies:
     placed: dict[str, str] = {}
 
     def device(op: Any) -> str:
-        if op.name in placed:
-            return placed[op.name]
-        named = op.device
-        handles = [t for t in op.inputs if t.dtype == tf.resource]
-        if op.type == "Placeholder":
-            named = captured.get(op.name, op.device)
-        elif handles and op.type not in CALLS:
-            placed[op.name] = device(handles[0].op)
-            return placed[op.name]
-        placed[op.name] = str(local.make_merged_spec(tf.DeviceSpec.from_string(named))
-                              .to_string())
+        if op.name not in placed:
+            handles = [t for t in op.inputs if t.dtype == tf.resource]
+            if handles and op.type not in CALLS:
+                placed[op.name] = device(handles[0].op)
+            else:
+                named = captured.get(op.name, op.device)  # only placeholders are captured
+                placed[op.name] = str(local.make_merged_spec(tf.DeviceSpec.from_string(named))
+                                      .to_string())
         return placed[op.name]
 
     count = nbytes = 0
@@ -149,10 +147,7 @@ def variable_bytes(handle: Any) -> int:
     shape = data.shape_and_type[0].shape
     if shape.unknown_rank or any(d.size < 0 for d in shape.dim):
         return 0
-    size = 1
-    for d in shape.dim:
-        size *= d.size
-    return int(size * tf.as_dtype(data.shape_and_type[0].dtype).size)
+    return int(math.prod(d.size for d in shape.dim) * tf.as_dtype(data.shape_and_type[0].dtype).size)
 
 
 def static_bytes(tensor: Any) -> int:

@@ -98,9 +98,11 @@ def test_skip_reasons_say_what_is_missing() -> None:
     assert requirements.skip_reason(gpu4, FOUR_GPUS) is None
     ps_cluster = matrix.Case("w", "gpu", 1, "jit", "NHWC", "default", "parameter_server", "fp32",
                              workers=2)
-    assert requirements.skip_reason(ps_cluster, FOUR_GPUS) == (
-        "parameter_server across processes: proving XLA ran needs the remote workers' profiles, "
-        "not implemented yet")
+    assert requirements.skip_reason(ps_cluster, FOUR_GPUS) is None
+    ps_cluster_gpu2 = replace(ps_cluster, device_count=2)
+    assert requirements.skip_reason(ps_cluster_gpu2, FOUR_GPUS) == (
+        "parameter_server across processes: workers with several GPUs are not implemented yet "
+        "(one replica per worker)")
 
 
 def test_worker_processes_only_where_a_strategy_spans_them() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite, worker_processes
-from tfperf import cluster
+from tfperf import cluster, xla_trace
 
 CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -36,6 +36,8 @@ def test_cluster_strategies_run_as_named(make_suite: MakeSuite) -> None:
     mirrored, ps = infos["distributed_replicated"], infos["parameter_server"]
     assert mirrored["strategy_run"] == {"replicas": 2, "workers": 2, "all_reduce": "ring"}
     assert ps["strategy_run"] == {"replicas": 1, "workers": 2, "ps": "ps task"}
+    # Read from the worker tasks' own profiles: no XLA in either.
+    assert ps["xla_executions_per_round"] == 0
     # Gradients cross processes by all-reduce, or to and from the ps task as copies.
     # One replica in the reporting process: tinycnn's 268 fp32 gradients, then what the
     # workers average besides: batch norm's 16 moving statistics and the loss.
@@ -77,6 +79,44 @@ def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite:
         assert info["loss_last"] < info["loss_first"]
         assert info["pipeline_examples_per_sec"] > 0
     assert list((suite.path / ".perf-results" / "cache").rglob("*.tfrecord"))
+    assert worker_processes() == []
+
+
+def test_parameter_server_workers_prove_xla_in_their_own_profiles(make_suite: MakeSuite
+                                                                    ) -> None:
+    """Under ParameterServerStrategy the steps run in the worker tasks, so each task's own
+    profile (taken over gRPC from its server's profiler service) decides: XLA ran in every
+    worker under jit and auto. A workload that compiles with XLA itself fails its `off` case,
+    naming the worker that ran it (test_cluster_strategies_run_as_named has the `off` case
+    that passes)."""
+    suite = make_suite("tinycnn", "hidden_xla")
+    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
+    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
+                             "--perf-only=preprocess=host", "--perf-only=workers=2",
+                             "--perf-only=strategy=parameter_server",
+                             "-k", "(tinycnn and not xla_off) or (hidden_xla and xla_off)",
+                             "--perf-profile=tinycnn-cpu1-workers2-xla_jit",
+                             "--benchmark-json=out.json")
+    assert result.parseoutcomes() == {"no_baseline": 2, "failed": 1, "deselected": 3}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*hidden_xla-cpu1-workers2-xla_off-*: configuration: ConfigurationError: xla=off, yet "
+        "XLA executed * times in task worker:?*"])
+    infos = {b["extra_info"]["xla"]: b["extra_info"]
+             for b in json.loads((suite.path / "out.json").read_text())["benchmarks"]}
+    executions = {xla: info["xla_executions_per_round"] for xla, info in infos.items()}
+    # About one compiled forward and gradient per step (the worker has checked that each
+    # worker task ran some): a round of 5 steps runs several.
+    assert executions["jit"] >= 2 and executions["auto"] >= 2, executions
+    # A profiled case's profile holds the worker tasks' traces beside the chief's, and theirs
+    # show the compiled steps.
+    profile = Path(infos["jit"]["profile"])
+    traces = sorted(profile.glob("chief0/plugins/profile/*/*.xplane.pb"))
+    assert len(traces) == 3, traces  # the chief's own and one per worker task
+    workers = [t for t in traces if t.name.startswith("127.0.0.1_")]
+    assert len(workers) == 2, traces
+    for trace in workers:
+        assert xla_trace.activity(xla_trace.file_event_names(trace)).executions > 0
     assert worker_processes() == []
 
 

@@ -58,9 +58,6 @@ def _implemented(case: Case) -> str | None:
         if case.device_count > 1:
             return ("parameter_server across processes: workers with several GPUs are not "
                     "implemented yet (one replica per worker)")
-        if case.xla != "off":
-            return ("parameter_server across processes: proving XLA ran needs the remote "
-                    "workers' profiles, not implemented yet")
     return None
 
 

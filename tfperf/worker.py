@@ -22,6 +22,7 @@ from tfperf import protocol, xla_compilations
 if TYPE_CHECKING:
     from tfperf import training
     from tfperf.pipelines import Source
+    from tfperf.training import RoundResult
 
 
 class NonFiniteLoss(Exception):
@@ -189,19 +190,78 @@ def _resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
     return resolved
 
 
-def _prove_xla(source: Source, k: int, mode: str) -> int:
+def _prove_xla(source: Source, k: int, mode: str, tasks: dict[str, str]) -> float:
     """One more warm-up round under the profiler: XLA must have executed in an XLA case and
     must not have in an `off` case (the flag proves nothing: auto-clustering can compile
-    nothing). Returns the number of XLA executions seen."""
+    nothing). Where the steps run in remote tasks (`tasks`: name -> address), each task's own
+    profile decides. Returns the XLA executions seen per round."""
     from tfperf import xla_trace
 
-    with xla_trace.traced() as activity:
-        source.round(k)
-    if mode == "off" and activity.executions:
-        raise ConfigurationError(f"xla=off, yet XLA executed {activity.executions} times")
-    if mode != "off" and not activity.executions:
-        raise ConfigurationError(f"xla={mode}, yet the profiler saw no XLA execution")
-    return activity.executions
+    rounds = 1
+    if tasks:
+        seen, rounds = _remote_xla(source, k, tasks)
+    else:
+        with xla_trace.traced() as activity:
+            source.round(k)
+        seen = {"": activity}
+    for task, activity in seen.items():
+        where = f" in task {task}" if task else ""
+        if mode == "off" and activity.executions:
+            raise ConfigurationError(
+                f"xla=off, yet XLA executed {activity.executions} times{where}")
+        if mode != "off" and not activity.executions:
+            raise ConfigurationError(f"xla={mode}, yet the profiler saw no XLA execution{where}")
+    return round(float(sum(activity.executions for activity in seen.values())) / rounds, 1)
+
+
+def _remote_xla(source: Source, k: int, tasks: dict[str, str]
+                ) -> tuple[dict[str, Any], int]:
+    """Each remote task's XLA activity while rounds run, from its own profiler service, and
+    how many rounds ran meanwhile."""
+    from tfperf import xla_trace
+
+    start = time.perf_counter()
+    source.round(k)
+    # A window of at least one round, so that every task runs whole steps inside it.
+    seconds = max(2.0, time.perf_counter() - start)
+    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-") as logdir:
+        try:
+            rounds = xla_trace.trace_tasks(list(tasks.values()), Path(logdir),
+                                           lambda: source.round(k), seconds)
+        except RuntimeError as error:
+            raise ConfigurationError(str(error)) from error
+        seen = xla_trace.read_tasks(Path(logdir), list(tasks.values()))
+        missing = [name for name, address in tasks.items() if seen[address] is None]
+        if missing:
+            raise ConfigurationError(
+                f"the profiles of {', '.join(missing)} are not in {logdir}, where their servers "
+                "write them: on a cluster of several machines, TMPDIR must be shared storage")
+    return {name: seen[address] for name, address in tasks.items()}, rounds
+
+
+def _step_tasks(resolver: Any, coordinated: bool) -> dict[str, str]:
+    """The remote tasks that run the steps (name -> address): a coordinator's workers."""
+    if not coordinated:
+        return {}
+    addresses = resolver.cluster_spec().job_tasks("worker")
+    return {f"worker:{i}": address for i, address in enumerate(addresses)}
+
+
+def _profiled_rounds(source: Source, k: int, logdir: Path, tasks: dict[str, str]
+                     ) -> list[RoundResult]:
+    """One round under TensorFlow's profiler, into logdir. Where the steps run in remote tasks,
+    their own profiles go there too (TensorBoard shows each task as a host), taken while
+    rounds run for a two-second window."""
+    from tfperf import xla_trace
+
+    if not tasks:
+        with xla_trace.profiling(logdir):
+            return [source.round(k)]
+    rounds: list[RoundResult] = []
+    with xla_trace.profiling(logdir):
+        xla_trace.trace_tasks(list(tasks.values()), logdir,
+                              lambda: rounds.append(source.round(k)), 2.0)
+    return rounds
 
 
 def _task_name(resolver: Any) -> str:
@@ -235,7 +295,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     """`compiled` is the folder that counts XLA compilations (see xla_compilations)."""
     import tensorflow as tf
 
-    from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes, xla_trace
+    from tfperf import flops, peak, pipelines, placements, strategies, training, xla_modes
     from tfperf.transfers import per_step as transfers_per_step
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
@@ -317,7 +377,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     first_round_s = time.perf_counter() - start
     _check_finite(first.mean_loss, k)
     progress.phase = "measure"
-    xla_executions = _prove_xla(source, k, case["xla"])
+    step_tasks = _step_tasks(settings.resolver, coordinator is not None)
+    xla_executions = _prove_xla(source, k, case["xla"], step_tasks)
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
@@ -359,11 +420,10 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
             continue
         if command["kind"] == protocol.PROFILE:
             where = Path(command["logdir"]) / _task_name(settings.resolver)
-            with xla_trace.profiling(where):
-                result = source.round(k)
-            step += k
-            _check_finite(result.mean_loss, step)
-            protocol.send(channel, protocol.PROFILED, logdir=str(where), steps=k)
+            rounds = _profiled_rounds(source, k, where, step_tasks)
+            step += k * len(rounds)
+            _check_finite(rounds[-1].mean_loss, step)
+            protocol.send(channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds))
             continue
         if measured_round == spec.retrace_round:
             trainer.force_retrace()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,26 +34,35 @@ def _is_compilation(name: str) -> bool:
         name.endswith(":_XlaCompile")
 
 
-def event_names(logdir: Path) -> Iterator[str]:
-    """The name of every event in every profiler trace under logdir."""
+def file_event_names(path: Path) -> Iterator[str]:
+    """The name of every event in one profiler trace (an .xplane.pb file)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(path.read_bytes())
+    for plane in space.planes:
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        for line in plane.lines:
+            for event in line.events:
+                yield names.get(event.metadata_id, "")
+
+
+def event_names(logdir: Path) -> Iterator[str]:
+    """The name of every event in every profiler trace under logdir."""
     for path in sorted(logdir.rglob("*.xplane.pb")):
-        space = xplane_pb2.XSpace()
-        space.ParseFromString(path.read_bytes())
-        for plane in space.planes:
-            names = {key: meta.name for key, meta in plane.event_metadata.items()}
-            for line in plane.lines:
-                for event in line.events:
-                    yield names.get(event.metadata_id, "")
+        yield from file_event_names(path)
+
+
+def activity(names: Iterable[str]) -> XlaActivity:
+    seen = XlaActivity()
+    for name in names:
+        seen.executions += _is_execution(name)
+        seen.compilations += _is_compilation(name)
+    return seen
 
 
 def read(logdir: Path) -> XlaActivity:
-    activity = XlaActivity()
-    for name in event_names(logdir):
-        activity.executions += _is_execution(name)
-        activity.compilations += _is_compilation(name)
-    return activity
+    return activity(event_names(logdir))
 
 
 @contextlib.contextmanager
@@ -77,3 +88,53 @@ def traced() -> Iterator[XlaActivity]:
         finally:
             seen = read(Path(logdir))
             activity.executions, activity.compilations = seen.executions, seen.compilations
+
+
+def task_file(address: str) -> str:
+    """The name a task's profile gets: its server writes `<host>_<port>.xplane.pb`."""
+    return address.replace(":", "_") + ".xplane.pb"
+
+
+def trace_tasks(addresses: Sequence[str], logdir: Path, keep_busy: Callable[[], object],
+                seconds: float) -> int:
+    """Profile remote TensorFlow servers for `seconds`, calling keep_busy until every trace is
+    in, so the window holds their work from start to end. Every tf.distribute.Server hosts a
+    profiler service on its own port; each server writes its trace itself, under logdir, so
+    on a cluster of several machines logdir must be shared storage. Returns how many times
+    keep_busy ran."""
+    failures: list[str] = []
+
+    def trace(address: str) -> None:
+        try:
+            tf.profiler.experimental.client.trace(
+                f"grpc://{address}", str(logdir), max(1, round(seconds * 1000)))
+        except Exception as error:  # reported below, in the caller's thread
+            failures.append(f"{address}: {type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=trace, args=(a,), daemon=True) for a in addresses]
+    for thread in threads:
+        thread.start()
+    # The profiler server takes a moment to start: work begins before and ends after.
+    deadline = time.monotonic() + seconds + 60
+    busy = 0
+    while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+        keep_busy()
+        busy += 1
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in threads):
+        failures.append(f"no trace within {seconds + 60:.0f} s")
+    if failures:
+        raise RuntimeError(f"profiling the remote tasks failed: {'; '.join(failures)}")
+    return busy
+
+
+def read_tasks(logdir: Path, addresses: Sequence[str]) -> dict[str, XlaActivity | None]:
+    """Each task's XLA activity in a trace_tasks folder; None for a task whose trace is not
+    there (its server wrote it where this process cannot see)."""
+    found: dict[str, XlaActivity | None] = {}
+    for address in addresses:
+        paths = sorted(logdir.rglob(task_file(address)))
+        found[address] = activity(n for path in paths for n in file_event_names(path)) \
+            if paths else None
+    return found

@@ -52,7 +52,7 @@ def matmul(device: str, dtype: tf.DType) -> Yardstick:
     with tf.device(device):
         a = tf.cast(tf.random.normal((n, n), dtype=tf.float32) / n**0.5, dtype)
 
-    @tf.function  # type: ignore[untyped-decorator]
+    @tf.function(autograph=False)  # type: ignore[untyped-decorator]
     def burst() -> tf.Tensor:
         with tf.device(device):
             x = a
@@ -71,7 +71,7 @@ def copy(device: str) -> Yardstick:
     with tf.device(device):
         x = tf.random.uniform((nbytes // 4,), dtype=tf.float32)
 
-    @tf.function  # type: ignore[untyped-decorator]
+    @tf.function(autograph=False)  # type: ignore[untyped-decorator]
     def burst() -> tf.Tensor:
         with tf.device(device):
             y = x

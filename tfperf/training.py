@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfperf import flops, layers, placements, precision
+from tfperf.graph_functions import graph_function
 from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
@@ -89,8 +90,8 @@ class Trainer:
         self._stateless = jit_compile and remote_variables
         self._jit_compile = jit_compile
         self._compute = self._compiled()
-        self._pool_step = tf.function(self._step_on_pool)
-        self._round = tf.function(self._train_round)
+        self._pool_step = graph_function(self._step_on_pool)
+        self._round = graph_function(self._train_round)
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
         # Python in `step` runs only while a function is being traced: this counts traces of
         # the training step. One during the measured rounds means they did not see steady
@@ -181,12 +182,14 @@ class Trainer:
              ) -> tuple[tf.Tensor, tf.Tensor]:
         """`steps` training steps in one graph loop; train_step(i) runs step i and gives its
         loss. Returns the first step's loss and the mean loss."""
-        first = tf.constant(0.0)
-        total = tf.constant(0.0)
-        for i in tf.range(steps):
+        def body(i: tf.Tensor, first: tf.Tensor, total: tf.Tensor
+                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
             loss = train_step(i)
-            first = tf.cond(i == 0, lambda loss=loss: loss, lambda first=first: first)
-            total += loss
+            return i + 1, tf.where(i == 0, loss, first), total + loss
+
+        _, first, total = tf.while_loop(
+            lambda i, first, total: i < steps, body,
+            (tf.zeros_like(steps), tf.constant(0.0), tf.constant(0.0)))
         return first, total / tf.cast(steps, tf.float32)
 
     def _step_on_pool(self, index: tf.Tensor) -> tf.Tensor:
@@ -207,7 +210,7 @@ class Trainer:
         `make_dataset` builds there (a step reads its batch where it runs; files it reads must
         be there too)."""
         strategy = self.strategy
-        return iter(self.coordinator.create_per_worker_dataset(tf.function(
+        return iter(self.coordinator.create_per_worker_dataset(graph_function(
             lambda: strategy.distribute_datasets_from_function(lambda _: make_dataset()))))
 
     def remote_step(self, preprocess: Preprocess | None = None) -> Any:
@@ -216,7 +219,7 @@ class Trainer:
             x, y = next(batches)
             return self.step(x, y, preprocess=preprocess)
 
-        return tf.function(step_on_next_batch)
+        return graph_function(step_on_next_batch)
 
     def remote_round(self, steps: int, step: Any, args: Callable[[], tuple[Any, ...]]
                      ) -> RoundResult:
@@ -238,7 +241,7 @@ class Trainer:
 
     def _compiled(self) -> Any:
         """The forward and gradient function, compiled whole under jit_compile."""
-        return tf.function(
+        return graph_function(
             self._stateless_loss_and_gradients if self._stateless else self._loss_and_gradients,
             jit_compile=self._jit_compile)
 
@@ -247,8 +250,8 @@ class Trainer:
         compiles again (what a changed input signature or a captured Python value would cause
         in a real regression)."""
         self._compute = self._compiled()
-        self._pool_step = tf.function(self._step_on_pool)
-        self._round = tf.function(self._train_round)
+        self._pool_step = graph_function(self._step_on_pool)
+        self._round = graph_function(self._train_round)
 
     def step_graph(self, batch_size: int) -> Any:
         """A trace of one replica's forward and gradient at this batch size.
@@ -256,7 +259,8 @@ class Trainer:
         The step's own compute function where its signature allows: the training step (and
         whole_step_graph) then reuse this trace instead of tracing the model again, which cost
         a case 1-6 seconds (ResNet-56 is 2.5 s a trace on two cores)."""
-        function = tf.function(self._loss_and_gradients) if self._stateless else self._compute
+        function = graph_function(self._loss_and_gradients) if self._stateless \
+            else self._compute
         return function.get_concrete_function(
             tf.TensorSpec((batch_size, *self.features.shape[2:]), self.features.dtype),
             tf.TensorSpec((batch_size, *self.labels.shape[2:]), self.labels.dtype),
@@ -267,7 +271,7 @@ class Trainer:
         gradient, the aggregation and the update. Under a coordinator, the function it sends
         to a worker, on one batch."""
         if self.coordinator is not None:
-            return tf.function(self.step).get_concrete_function(
+            return graph_function(self.step).get_concrete_function(
                 tf.TensorSpec(self.features.shape[1:], self.features.dtype),
                 tf.TensorSpec(self.labels.shape[1:], self.labels.dtype)).graph
         return self._pool_step.get_concrete_function(tf.TensorSpec((), tf.int64)).graph

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from tfperf.graph_functions import graph_function
 from tfperf.pipelines import PipelineContext
 from tfperf.training import RoundResult, Trainer
 
@@ -21,7 +22,7 @@ class FeedSource:
         self.features = trainer.features.numpy()
         self.labels = trainer.labels.numpy()
         self.next = 0
-        self._step = tf.function(trainer.step)
+        self._step = graph_function(trainer.step)
 
     def _batch(self) -> tuple[np.ndarray, np.ndarray]:
         index = self.next % len(self.features)

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfperf import tfrecord_cache
+from tfperf.graph_functions import graph_function
 from tfperf.pipelines import PipelineContext
 from tfperf.training import RoundResult, Trainer
 from tfperf.workload import Preprocessed
@@ -93,7 +94,7 @@ class TFRecordSource:
             x, y = next(iterator)
             return trainer.step(x, y, preprocess=on_device)
 
-        self._round = tf.function(lambda steps: trainer.loop(steps, train_step))
+        self._round = graph_function(lambda steps: trainer.loop(steps, train_step))
 
     def round(self, steps: int) -> RoundResult:
         if self._remote is not None:

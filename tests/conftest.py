@@ -62,8 +62,9 @@ def worker_processes() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
+        # A forked worker has its zygote's command line.
         if any(module in cmdline for module in (b"tfperf.worker", b"tfperf.trajectory_worker",
-                                                   b"tfperf.cluster_server")):
+                                                   b"tfperf.cluster_server", b"tfperf.zygote")):
             try:
                 cwd = os.readlink(proc / "cwd")
             except OSError:

@@ -16,7 +16,17 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from tfperf import gate_report, gate_rules, history, matrix, options, report, requirements
+from tfperf import (
+    gate_report,
+    gate_rules,
+    history,
+    matrix,
+    options,
+    report,
+    requirements,
+    warm_start,
+    xla_modes,
+)
 from tfperf.arms import ArmRunner
 from tfperf.case_gate import Sources
 from tfperf.equivalence_check import EquivalenceCheck
@@ -125,6 +135,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                              root / RESULTS / "logs", history.session_id())
+    if perf.machine.tensorflow != "none":
+        # The environment every worker's starts from, before its case's own settings.
+        warm_start.begin(xla_modes.environment("off", dict(os.environ)),
+                         root / RESULTS / "logs" / "zygote.log")
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -226,6 +240,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         perf.report_lines = gate_report.write_reports(
             gates, session.config.rootpath / RESULTS / "reports",
             f"{perf.options.tier.label} tier on {perf.machine.key()}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # Last, after every fixture's teardown: the equivalence arms are the zygote's children.
+    warm_start.end()
 
 
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tfperf import protocol
+from tfperf import protocol, warm_start
 from tfperf.failures import CaseFailure
 
 LOG_TAIL_LINES = 15
@@ -70,19 +70,22 @@ class Worker:
         self.log_path = log_path
         self.phase = "starting"
         self._buffer = b""
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | warm_start.ForkedProcess | None = None
 
     def __enter__(self) -> Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", self.module, *self.args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=self.env,
-                start_new_session=True,
-            )
+            # Forked from the session's zygote, with TensorFlow imported already; spawned
+            # where there is none.
+            self._process = warm_start.start(self.module, self.args, self.env, log) or \
+                subprocess.Popen(
+                    [sys.executable, "-m", self.module, *self.args],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    env=self.env,
+                    start_new_session=True,
+                )
         if self.hello is not None:
             self.send(self.hello)
         return self
@@ -111,6 +114,9 @@ class Worker:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        # A forked worker killed before it made its own process group has none yet.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
         process.wait()
         for stream in (process.stdin, process.stdout):
             if stream is not None:
@@ -130,8 +136,8 @@ class Worker:
         try:
             code = self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.kill()
-            code = self._process.returncode
+            self.kill()  # and waited for
+            code = self._process.wait()
         tail = _tail(self.log_path)
         where = f"while {self.phase}"
         if code < 0:

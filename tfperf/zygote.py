@@ -1,0 +1,130 @@
+"""A warm interpreter that forks workers, run as `python -m tfperf.zygote FD` by warm_start.
+
+Importing TensorFlow and Keras is 4.5-7 s of every worker's start on two cores, more than
+the measured rounds of a smoke case. This process imports them once per session and forks a
+child for each worker: the child is a process of its own (own process group, environment,
+working directory, stdin, stdout and log) that runs its module as `python -m` would.
+
+Forking after the import is safe because the import starts no TensorFlow runtime: no
+thread pool, no device, no XLA flag parsed. Every setting a case varies is read later, when
+the child first runs an op: TF_XLA_FLAGS, XLA_FLAGS, TF_CONFIG, CUDA_VISIBLE_DEVICES,
+logical devices. This process never runs an op, so it never reads them itself.
+
+FD is one end of a SOCK_SEQPACKET socket pair. Each request is a JSON object (module, args,
+env, cwd) carrying three file descriptors (the child's stdin, stdout and stderr); the answer
+is `{"pid": PID}`. When a child ends, `{"exit": PID, "code": CODE}` follows, CODE as
+subprocess gives it (negative: killed by that signal). The zygote ends when the socket closes
+or its parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+# What a worker, a cluster task and an equivalence arm import before their first step. Not
+# the entry modules themselves: runpy runs those afresh as __main__.
+PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.training", "tfperf.flops", "tfperf.peak",
+           "tfperf.pipelines.synthetic", "tfperf.pipelines.tfrecord", "tfperf.pipelines.feed",
+           "tfperf.placements", "tfperf.strategies", "tfperf.resolvers", "tfperf.transfers",
+           "tfperf.xla_trace", "tfperf.workload", "tfperf.equivalence")
+REAP_INTERVAL_S = 0.1
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """A killed session (SIGKILL leaves no time to close the socket) must not leave us."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _child(request: dict[str, Any], fds: list[int]) -> None:
+    """Become the requested process; never returns."""
+    code = 1
+    try:
+        os.setsid()  # its own process group: the runner ends it and all it starts
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = [request["module"], *request["args"]]
+        sys.path[0] = request["cwd"]  # as `python -m` puts the working directory first
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if isinstance(done.code, str):
+            print(done.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _reap(control: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        control.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def serve(control: socket.socket) -> None:
+    while True:
+        _reap(control)
+        if not select.select([control], [], [], REAP_INTERVAL_S)[0]:
+            continue
+        message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
+        if not message:
+            return  # the runner closed its end: the session is over
+        request = json.loads(message)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(request, fds)
+        for fd in fds:
+            os.close(fd)
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or not argv[0].isdigit():
+        print("usage: python -m tfperf.zygote FD (started by tfperf.warm_start)", file=sys.stderr)
+        return 2
+    _die_with_parent()
+    control = socket.socket(fileno=int(argv[0]))
+    from tfperf.worker import without_plotting
+
+    without_plotting()
+    for module in PRELOAD:
+        importlib.import_module(module)
+    control.send(json.dumps({"ready": True}).encode())
+    serve(control)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -114,9 +114,6 @@ class Worker:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        # A forked worker killed before it made its own process group has none yet.
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGKILL)
         process.wait()
         for stream in (process.stdin, process.stdout):
             if stream is not None:

@@ -48,11 +48,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """Become the requested process; never returns."""
+def _child(request: dict[str, Any], fds: list[int], grouped: int) -> None:
+    """Become the requested process; never returns. `grouped` is closed once the child leads
+    its own process group."""
     code = 1
     try:
         os.setsid()  # its own process group: the runner ends it and all it starts
+        os.close(grouped)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -101,10 +103,17 @@ def serve(control: socket.socket) -> None:
         request = json.loads(message)
         sys.stdout.flush()
         sys.stderr.flush()
+        grouped, told = os.pipe()
         pid = os.fork()
         if pid == 0:
             control.close()
-            _child(request, fds)
+            os.close(grouped)
+            _child(request, fds, told)
+        os.close(told)
+        # The pid is answered once the child leads its own process group, so that ending
+        # the group right away ends the child (killpg would find no such group before).
+        os.read(grouped, 1)
+        os.close(grouped)
         for fd in fds:
             os.close(fd)
         control.send(json.dumps({"pid": pid}).encode())

@@ -135,7 +135,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                              root / RESULTS / "logs", history.session_id())
-    if perf.machine.tensorflow != "none":
+    # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
+    # child is not verified yet (no GPU runner with TensorFlow has run it).
+    if perf.machine.tensorflow != "none" and perf.machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)),
                          root / RESULTS / "logs" / "zygote.log")

@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from tfperf.graph_functions import graph_function
+
 # Big enough to be compute-bound. On the 2-core CPU 2048 gives 4096's rate (fp32 208-212
 # against 169-218 GFLOP/s, bf16 457-461 against 403-531: within the machine's noise). A GPU needs
 # more work per burst to hide launch latency.
@@ -52,7 +54,7 @@ def matmul(device: str, dtype: tf.DType) -> Yardstick:
     with tf.device(device):
         a = tf.cast(tf.random.normal((n, n), dtype=tf.float32) / n**0.5, dtype)
 
-    @tf.function(autograph=False)  # type: ignore[untyped-decorator]
+    @graph_function
     def burst() -> tf.Tensor:
         with tf.device(device):
             x = a
@@ -71,7 +73,7 @@ def copy(device: str) -> Yardstick:
     with tf.device(device):
         x = tf.random.uniform((nbytes // 4,), dtype=tf.float32)
 
-    @tf.function(autograph=False)  # type: ignore[untyped-decorator]
+    @graph_function
     def burst() -> tf.Tensor:
         with tf.device(device):
             y = x

@@ -94,3 +94,16 @@ def test_choices_that_exclude_xla_skip_the_property_with_the_reason(make_suite: 
     result = suite.runpytest("-rs", PROPERTY, "--perf-only=xla=off")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*SKIPPED*--perf-only leaves no XLA equivalence example*"])
+
+
+def test_arms_that_train_at_once_from_different_weights_are_trained_again_from_the_same(
+        make_suite: MakeSuite) -> None:
+    # On CPU the reference and the XLA arm train at once, each from the workload's seeded
+    # initialisation. This workload's initialisation is not seeded: the XLA arm must train
+    # again from the reference's weights, or the arms would differ for a reason XLA is not.
+    suite = make_suite("unseeded_init", perf_files=("test_xla_equivalence.py",))
+    result = suite.runpytest(PROPERTY, f"--perf-xla-example={example(workload='unseeded_init')}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["1 examples (1 XLA arm trained again from the reference's "
+                                 "initial weights); largest XLA vs non-XLA difference seen:"])
+    assert worker_processes() == []

@@ -1,8 +1,11 @@
-"""XLA equivalence, parent side: run arms in long-lived workers, one per XLA environment.
+"""XLA equivalence, parent side: run arms in long-lived workers, one per XLA mode.
 
-`off` and `jit` arms share a plain process (jit_compile is chosen per function); `auto` arms
-need TF_XLA_FLAGS set before TensorFlow starts, so they get their own. A worker that fails is
-ended and replaced by the next request's, so one broken arm cannot poison the next example.
+Each mode has its own worker, so that an example's reference (`off`) and its XLA arm can train
+at the same time where they share CPU cores: an XLA arm spends most of its time compiling on
+one core while the reference trains. Not on a GPU, where two TensorFlow processes would each
+claim all of its memory. `auto` arms need TF_XLA_FLAGS set before TensorFlow starts, which a
+worker of its own gives them anyway. A worker that fails is ended and replaced by the next
+request's, so one broken arm cannot poison the next example.
 """
 
 from __future__ import annotations
@@ -28,47 +31,77 @@ class ArmResult:
         return Trajectory.load(self.path)
 
 
+@dataclass
+class PendingArm:
+    """An arm sent to its worker and not answered yet."""
+
+    spec: ArmSpec
+    path: Path
+    worker: Worker
+
+
 class ArmRunner:
     def __init__(self, work_dir: Path, log_dir: Path, timeout_s: float, gpu: bool) -> None:
         self.gpu = gpu
+        # Whether two arms may train at once (see the module's note).
+        self.concurrent = not gpu
         self.work_dir = work_dir
         self.log_dir = log_dir
         self.timeout_s = timeout_s
         self._workers: dict[str, Worker] = {}
         self._count = 0
 
-    def _environment_of(self, spec: ArmSpec) -> str:
-        return "auto" if spec.xla == "auto" else "plain"
-
-    def _worker(self, key: str) -> Worker:
-        worker = self._workers.get(key)
+    def _worker(self, mode: str) -> Worker:
+        worker = self._workers.get(mode)
         if worker is None or not worker.alive:
-            env = xla_modes.environment("auto" if key == "auto" else "off", dict(os.environ))
+            env = xla_modes.environment("auto" if mode == "auto" else "off", dict(os.environ))
             if not self.gpu:
                 env["CUDA_VISIBLE_DEVICES"] = ""  # CPU arms must not touch a GPU
-            worker = Worker(None, env, self.timeout_s, self.log_dir / f"xla-equivalence-{key}.log",
+            worker = Worker(None, env, self.timeout_s, self.log_dir / f"xla-equivalence-{mode}.log",
                             module="tfperf.trajectory_worker")
             worker.__enter__()
-            self._workers[key] = worker
+            self._workers[mode] = worker
         return worker
 
-    def run(self, spec: ArmSpec, workload_path: Path, initial: Path | None = None) -> ArmResult:
-        """Train one arm; a CaseFailure (crash, timeout, error) ends its worker."""
+    def _end(self, worker: Worker) -> None:
+        worker.kill()
+        for mode, known in list(self._workers.items()):
+            if known is worker:
+                del self._workers[mode]
+
+    def submit(self, spec: ArmSpec, workload_path: Path, initial: Path | None = None
+               ) -> PendingArm:
+        """Send one arm to its mode's worker; `wait` for it. One arm per mode at a time."""
         self._count += 1
         out = self.work_dir / f"arm-{self._count:05d}.npz"
-        key = self._environment_of(spec)
-        worker = self._worker(key)
+        worker = self._worker(spec.xla)
         worker.allow(self.timeout_s)
         worker.phase = f"training the {spec.xla} arm"
         try:
             worker.send(protocol.encode(ARM, spec=spec.to_json(), workload_path=str(workload_path),
                                         out=str(out), initial=str(initial) if initial else None))
-            done = worker.expect(ARM_DONE)
         except BaseException:
-            worker.kill()
-            del self._workers[key]
+            self._end(worker)
             raise
-        return ArmResult(spec, out, int(done["xla_executions"]), int(done["xla_compilations"]))
+        return PendingArm(spec, out, worker)
+
+    def wait(self, pending: PendingArm) -> ArmResult:
+        """The arm's result; a CaseFailure (crash, timeout, error) ends its worker."""
+        try:
+            done = pending.worker.expect(ARM_DONE)
+        except BaseException:
+            self._end(pending.worker)
+            raise
+        return ArmResult(pending.spec, pending.path, int(done["xla_executions"]),
+                         int(done["xla_compilations"]))
+
+    def abandon(self, pending: PendingArm) -> None:
+        """End an arm's worker without waiting for its answer (its example failed already)."""
+        self._end(pending.worker)
+
+    def run(self, spec: ArmSpec, workload_path: Path, initial: Path | None = None) -> ArmResult:
+        """Train one arm and wait for it."""
+        return self.wait(self.submit(spec, workload_path, initial))
 
     def close(self) -> None:
         for worker in self._workers.values():

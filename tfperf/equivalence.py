@@ -87,6 +87,12 @@ def save(path: Path, losses: list[float], names: list[str], initial: list[np.nda
     np.savez(path, **arrays)  # type: ignore[arg-type]
 
 
+def same_start(a: Trajectory, b: Trajectory) -> bool:
+    """Whether two arms started from exactly the same weights."""
+    return a.names == b.names and all(
+        x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(a.initial, b.initial, strict=True))
+
+
 def relative_error(candidate: np.ndarray, reference: np.ndarray) -> float:
     """||candidate - reference|| / ||reference||, in float64; an all-zero reference compares
     absolutely."""

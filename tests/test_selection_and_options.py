@@ -75,3 +75,49 @@ def test_bad_option_is_one_line_before_any_case(make_suite: MakeSuite, option: s
     assert len(errors) == 1, result.errlines
     result.stderr.fnmatch_lines([message])
     assert "test_training" not in result.stdout.str()
+
+
+# Run in a pytest process of its own: this one has TensorFlow imported already, and there the
+# folder is read in-process (the import it avoids is paid).
+PROBE = '''
+import sys
+
+
+def pytest_collection_finish(session):
+    print("tensorflow imported in the pytest process:", "tensorflow" in sys.modules)
+'''
+
+
+def test_the_pytest_process_reads_workloads_through_a_worker_and_never_imports_tensorflow(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn", "hidden_xla")
+    suite.makepyfile(tf_probe=PROBE)
+    result = suite.runpytest_subprocess("-p", "tf_probe", "--collect-only", "-q",
+                                        "--perf-only=workload=hidden_xla")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    ids = [line for line in result.outlines if "::test_training[" in line]
+    assert ids and all("hidden_xla-" in line for line in ids)
+    result.stdout.fnmatch_lines(["tensorflow imported in the pytest process: False"])
+    assert (suite.path / ".perf-results" / "logs" / "catalog.log").exists()
+
+
+def test_a_workload_module_that_cannot_be_imported_is_one_line_naming_it(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    (suite.path / "workloads" / "broken.py").write_text("import tensorflow\nWORKLOAD = (\n")
+    result = suite.runpytest_subprocess("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR")]
+    assert errors == [f"ERROR: {suite.path / 'workloads' / 'broken.py'}: cannot be imported: "
+                      "SyntaxError: '(' was never closed (broken.py, line 2)"], result.errlines
+
+
+def test_two_workloads_of_one_name_are_one_line_naming_both(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    folder = suite.path / "workloads"
+    (folder / "tinycnn_again.py").write_text((folder / "tinycnn.py").read_text())
+    result = suite.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR")]
+    assert errors == [f"ERROR: {folder / 'tinycnn_again.py'}: workload name 'tinycnn' is taken "
+                      f"by {(folder / 'tinycnn.py').resolve()}"], result.errlines

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from tfperf import cluster
-from tfperf.worker import without_plotting
+from tfperf.process_start import without_plotting
 
 
 def main(argv: list[str]) -> int:

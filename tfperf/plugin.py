@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tfperf import (
+    catalog,
     gate_report,
     gate_rules,
     history,
@@ -35,7 +36,7 @@ from tfperf.machine import Machine, detect
 from tfperf.measurement import CaseRunner
 from tfperf.store import BaselineStore
 from tfperf.tiers import Tier
-from tfperf.workload import WorkloadError, WorkloadInfo, discover
+from tfperf.workload import WorkloadError, WorkloadInfo
 
 MARKERS = {
     "smoke": "in the smoke tier (CPU-sized, minutes)",
@@ -67,19 +68,22 @@ PROFILE_ENV = "TFPERF_HYPOTHESIS_PROFILE"
 class PerfSession:
     options: options.PerfOptions
     machine: Machine
+    log_dir: Path
     runner: CaseRunner | None = None
     equivalence: EquivalenceCheck | None = None
     history_file: Path | None = None
     report_lines: list[str] | None = None
+    # A workloads folder that cannot be read, found while collecting (see generate_tests).
+    collection_error: str | None = None
 
     def workloads(self) -> dict[str, WorkloadInfo]:
-        return _discover(self.options.workloads_dir)
+        return _discover(self.options.workloads_dir, self.log_dir)
 
 
 @cache
-def _discover(directory: Path) -> dict[str, WorkloadInfo]:
+def _discover(directory: Path, log_dir: Path) -> dict[str, WorkloadInfo]:
     try:
-        return discover(directory)
+        return catalog.read(directory, log_dir / "catalog.log")
     except WorkloadError as error:
         raise pytest.UsageError(str(error)) from None
 
@@ -95,8 +99,15 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     machine = detect()
-    parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d)))
-    config.stash[SESSION] = PerfSession(parsed, machine)
+    logs = config.rootpath / RESULTS / "logs"
+    # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
+    # child is not verified yet (no GPU runner with TensorFlow has run it). Begun before the
+    # options are read: naming a workload in them reads the workloads folder in a worker.
+    if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
+        # The environment every worker's starts from, before its case's own settings.
+        warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
+    parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d, logs)))
+    config.stash[SESSION] = PerfSession(parsed, machine, logs)
     if not config.getoption("hypothesis_profile", None):
         default = "ci" if parsed.tier is Tier.SMOKE else "nightly"
         profile = os.environ.get(PROFILE_ENV, default)
@@ -118,7 +129,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     perf = session.config.stash[SESSION]
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
-    root = session.config.rootpath
     if bench is not None:
         # pytest-benchmark names its storage folder after OS and Python only; ours names the
         # devices and TensorFlow too, so that results of different hardware never mix.
@@ -134,13 +144,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
-                             root / RESULTS / "logs", history.session_id())
-    # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
-    # child is not verified yet (no GPU runner with TensorFlow has run it).
-    if perf.machine.tensorflow != "none" and perf.machine.device_count("gpu") == 0:
-        # The environment every worker's starts from, before its case's own settings.
-        warm_start.begin(xla_modes.environment("off", dict(os.environ)),
-                         root / RESULTS / "logs" / "zygote.log")
+                             perf.log_dir, history.session_id())
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -159,7 +163,21 @@ def _params(perf: PerfSession) -> Iterator[Any]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "perf_case" in metafunc.fixturenames:
-        metafunc.parametrize("perf_case", list(_params(metafunc.config.stash[SESSION])))
+        perf = metafunc.config.stash[SESSION]
+        try:
+            params = list(_params(perf))
+        except pytest.UsageError as error:
+            # Raised here, pytest reports a collection error with a traceback: reported as one
+            # line once collection ends, before any case runs.
+            perf.collection_error = str(error)
+            params = []
+        metafunc.parametrize("perf_case", params)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    error = session.config.stash[SESSION].collection_error
+    if error is not None:
+        raise pytest.UsageError(error)
 
 
 @pytest.fixture(scope="session")
@@ -225,7 +243,8 @@ def _keep_runs(perf: PerfSession) -> None:
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
                              ) -> tuple[str, str, str] | None:
     # A case that ran well but had nothing to compare with is not a pass: say so.
-    statuses = {value for name, value in report.user_properties if name == "tfperf_gate"}
+    statuses = {value for name, value in getattr(report, "user_properties", ())
+                if name == "tfperf_gate"}
     if statuses & {"no history", "fingerprint differs"}:
         return "no_baseline", "N", "NO BASELINE"
     return None

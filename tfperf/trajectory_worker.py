@@ -12,7 +12,8 @@ import traceback
 from pathlib import Path
 
 from tfperf import protocol
-from tfperf.worker import claim_stdout, classify, without_plotting
+from tfperf.process_start import claim_stdout, without_plotting
+from tfperf.worker import classify
 
 ARM = "arm"
 ARM_DONE = "arm_done"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from tfperf import protocol, xla_compilations
+from tfperf.process_start import claim_stdout, without_plotting
 
 if TYPE_CHECKING:
     from tfperf import training
@@ -49,20 +50,6 @@ class Progress:
     """Which phase the worker is in, so that a failure is named for where it happened."""
 
     phase = "setup"  # then "compile" (first traced call), then "measure"
-
-
-def without_plotting() -> None:
-    """Keras imports matplotlib.pyplot when it can (0.4-0.6 s of a 6 s start on two cores),
-    for plotting helpers no worker calls: make that import fail, which Keras allows for."""
-    sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]
-
-
-def claim_stdout() -> IO[str]:
-    """Keep the real stdout for the protocol; everything else printed goes to stderr."""
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return channel
 
 
 def classify(error: BaseException, phase: str) -> str:

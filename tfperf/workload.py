@@ -126,7 +126,13 @@ def load_module(path: Path) -> Workload:
         raise WorkloadError(f"{path}: not an importable Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        # One line that names the file, where a traceback would bury it.
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise WorkloadError(f"{path}: cannot be imported: {type(error).__name__}: {first}"
+                            ) from error
     workload = getattr(module, "WORKLOAD", None)
     if workload is None:
         raise WorkloadError(f"{path}: defines no WORKLOAD")

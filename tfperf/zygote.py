@@ -125,14 +125,18 @@ def main(argv: list[str]) -> int:
         return 2
     _die_with_parent()
     control = socket.socket(fileno=int(argv[0]))
-    from tfperf.worker import without_plotting
+    from tfperf.process_start import without_plotting
 
     without_plotting()
     for module in PRELOAD:
         importlib.import_module(module)
     control.send(json.dumps({"ready": True}).encode())
     serve(control)
-    return 0
+    # Nothing of ours to tear down, and the interpreter's own shutdown with TensorFlow loaded
+    # takes about a second, which the session would wait for at its end.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeSuite, worker_processes
+from tests.conftest import TEST_WORKLOADS, MakeSuite, worker_processes
+from tfperf.arms import ArmRunner
+from tfperf.equivalence import ArmSpec
 
 PROPERTY = "perf/test_xla_equivalence.py"
 
@@ -107,3 +110,14 @@ def test_arms_that_train_at_once_from_different_weights_are_trained_again_from_t
     result.stdout.fnmatch_lines(["1 examples (1 XLA arm trained again from the reference's "
                                  "initial weights); largest XLA vs non-XLA difference seen:"])
     assert worker_processes() == []
+
+
+def test_an_xla_arm_compiles_its_forward_and_gradient_once(tmp_path: Path) -> None:
+    # Its first-step gradients come from the executable its steps train with: no second
+    # compilation of the same function for them.
+    runner = ArmRunner(tmp_path, tmp_path, timeout_s=300, gpu=False)
+    try:
+        result = runner.run(ArmSpec(**json.loads(example(steps=2))), TEST_WORKLOADS / "tinycnn.py")
+    finally:
+        runner.close()
+    assert (result.xla_executions, result.xla_compilations) == (3, 1)  # gradients, 2 steps

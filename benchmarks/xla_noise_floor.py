@@ -72,12 +72,12 @@ def main() -> None:
                                 continue
                             spec = replace(base, precision=precision)
                             off = runner.run(spec, path, first.path)
-                            order = differences(off.trajectory(), runner.run(
-                                replace(spec, permute=True), path, first.path).trajectory())
-                            exact = differences(f64.trajectory(), off.trajectory()) \
+                            order = differences(off.trajectory, runner.run(
+                                replace(spec, permute=True), path, first.path).trajectory)
+                            exact = differences(f64.trajectory, off.trajectory) \
                                 if f64 else None
-                            arms = [differences(off.trajectory(), runner.run(
-                                replace(spec, xla=x), path, first.path).trajectory())
+                            arms = [differences(off.trajectory, runner.run(
+                                replace(spec, xla=x), path, first.path).trajectory)
                                 for x in ("jit", "auto")]
                             print(f"{workload.name:10} {fmt:4} {precision:10} {seed:4} | "
                                   f"{_fmt(order)} | {_fmt(exact)} | {_fmt(arms[0])} | "

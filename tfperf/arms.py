@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from tfperf import protocol, xla_modes
@@ -27,7 +28,9 @@ class ArmResult:
     xla_executions: int
     xla_compilations: int
 
+    @cached_property
     def trajectory(self) -> Trajectory:
+        """Read once: the check compares the initial weights, then everything."""
         return Trajectory.load(self.path)
 
 
@@ -63,11 +66,10 @@ class ArmRunner:
             self._workers[mode] = worker
         return worker
 
-    def _end(self, worker: Worker) -> None:
-        worker.kill()
-        for mode, known in list(self._workers.items()):
-            if known is worker:
-                del self._workers[mode]
+    def _end(self, mode: str) -> None:
+        worker = self._workers.pop(mode, None)
+        if worker is not None:
+            worker.kill()
 
     def submit(self, spec: ArmSpec, workload_path: Path, initial: Path | None = None
                ) -> PendingArm:
@@ -81,7 +83,7 @@ class ArmRunner:
             worker.send(protocol.encode(ARM, spec=spec.to_json(), workload_path=str(workload_path),
                                         out=str(out), initial=str(initial) if initial else None))
         except BaseException:
-            self._end(worker)
+            self._end(spec.xla)
             raise
         return PendingArm(spec, out, worker)
 
@@ -90,14 +92,14 @@ class ArmRunner:
         try:
             done = pending.worker.expect(ARM_DONE)
         except BaseException:
-            self._end(pending.worker)
+            self._end(pending.spec.xla)
             raise
         return ArmResult(pending.spec, pending.path, int(done["xla_executions"]),
                          int(done["xla_compilations"]))
 
     def abandon(self, pending: PendingArm) -> None:
         """End an arm's worker without waiting for its answer (its example failed already)."""
-        self._end(pending.worker)
+        self._end(pending.spec.xla)
 
     def run(self, spec: ArmSpec, workload_path: Path, initial: Path | None = None) -> ArmResult:
         """Train one arm and wait for it."""

@@ -111,7 +111,7 @@ class EquivalenceCheck:
         if candidate.xla_executions == 0:
             lines.append(f"XLA did not run in the xla_{spec.xla} arm (no XLA execution in its "
                          "profiler trace): the comparison would prove nothing")
-        found = differences(reference.trajectory(), candidate.trajectory())
+        found = differences(reference.trajectory, candidate.trajectory)
         if not found.non_finite and not self.fault:
             self._note(spec, found)
         lines += problems(found, tolerance(spec.workload, spec.precision))
@@ -140,18 +140,17 @@ class EquivalenceCheck:
             self.runner.abandon(pending)
             raise
         candidate = self.runner.wait(pending)
-        if not same_start(reference.trajectory(), candidate.trajectory()):
+        if not same_start(reference.trajectory, candidate.trajectory):
             self.restarted += 1
             candidate = self.runner.run(arm, path, initial=reference.path)
         return reference, candidate
 
     def summary(self) -> list[str]:
-        lines = [f"{self.examples_run} examples; largest XLA vs non-XLA difference seen:"]
-        if self.restarted:
-            arms = "XLA arm" if self.restarted == 1 else "XLA arms"
-            lines[0] = (f"{self.examples_run} examples ({self.restarted} {arms} trained again "
-                        "from the reference's initial weights); largest XLA vs non-XLA "
-                        "difference seen:")
+        arms = "XLA arm" if self.restarted == 1 else "XLA arms"
+        restarted = (f" ({self.restarted} {arms} trained again from the reference's initial "
+                     "weights)") if self.restarted else ""
+        lines = [f"{self.examples_run} examples{restarted}; largest XLA vs non-XLA difference "
+                 "seen:"]
         for key, (value, where) in sorted(self.largest.items()):
             lines.append(f"  {key:22} {value:.2e}  ({where})")
         return lines

@@ -29,3 +29,8 @@ class CaseFailure(Exception):
         if self.log_tail:
             text += f"\n--- last lines of the worker's log ---\n{self.log_tail}"
         return text
+
+
+def in_one_line(error: BaseException) -> str:
+    """`Type: first line of the message`: what a report shows where a traceback would bury it."""
+    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"

@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 from tfperf import protocol
+from tfperf.failures import in_one_line
 from tfperf.process_start import claim_stdout, without_plotting
 from tfperf.worker import classify
 
@@ -35,9 +36,8 @@ def main() -> int:
             )
         except Exception as error:
             traceback.print_exc()
-            first_line = (str(error).strip().splitlines() or [""])[0]
             protocol.send(channel, protocol.FAILED, failure=classify(error, "setup"),
-                          message=f"{type(error).__name__}: {first_line}", phase="setup")
+                          message=in_one_line(error), phase="setup")
             continue
         protocol.send(channel, ARM_DONE, xla_executions=activity.executions,
                       xla_compilations=activity.compilations)

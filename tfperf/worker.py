@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from tfperf import protocol, xla_compilations
+from tfperf.failures import in_one_line
 from tfperf.process_start import claim_stdout, without_plotting
 
 if TYPE_CHECKING:
@@ -459,12 +460,11 @@ def main() -> int:
         run(spec, channel, progress, started, compiled)
     except Exception as error:
         traceback.print_exc()
-        first_line = (str(error).strip().splitlines() or [""])[0]
         protocol.send(
             channel,
             protocol.FAILED,
             failure=classify(error, progress.phase),
-            message=f"{type(error).__name__}: {first_line}",
+            message=in_one_line(error),
             phase=progress.phase,
         )
         return 1

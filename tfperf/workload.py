@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from tfperf.failures import in_one_line
 from tfperf.tiers import Tier
 
 if TYPE_CHECKING:
@@ -130,9 +131,7 @@ def load_module(path: Path) -> Workload:
         spec.loader.exec_module(module)
     except Exception as error:
         # One line that names the file, where a traceback would bury it.
-        first = (str(error).strip().splitlines() or [""])[0]
-        raise WorkloadError(f"{path}: cannot be imported: {type(error).__name__}: {first}"
-                            ) from error
+        raise WorkloadError(f"{path}: cannot be imported: {in_one_line(error)}") from error
     workload = getattr(module, "WORKLOAD", None)
     if workload is None:
         raise WorkloadError(f"{path}: defines no WORKLOAD")

@@ -99,3 +99,16 @@ def test_nchw_step_has_no_transpose(name: str) -> None:
     ops = {op.type for op in flops.live_ops(graph.outputs)}
     assert "Conv2D" in ops and "FusedBatchNormV3" in ops
     assert not ops & {"Transpose", "ConjugateTranspose"}, sorted(ops)
+
+
+def test_the_synthetic_pool_holds_at_most_its_byte_budget_of_batches() -> None:
+    """A workload of large batches gets a smaller pool (fused_elementwise's full batch is 1 GiB:
+    8 of them ran a 24 GiB machine out of memory); small ones keep 8, and never fewer than 2."""
+    workload = load_module(WORKLOADS / "fused_elementwise.py")
+    config = ModelConfig("tiny", 1, "NHWC", seed=0)
+    batch_bytes = sum(a.nbytes for a in workload.make_batches(config, 1))  # about 8 MiB
+    counts = {budget: len(training.pool_batches(workload, config, budget=budget)[0])
+              for budget in (training.POOL_BYTES, 3 * batch_bytes, batch_bytes // 2)}
+    assert counts == {training.POOL_BYTES: training.POOL_BATCHES, 3 * batch_bytes: 3,
+                      batch_bytes // 2: 2}
+    assert len(training.pool_batches(workload, config, most=1)[0]) == 1

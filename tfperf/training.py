@@ -22,6 +22,23 @@ from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
 
+# The synthetic pool: up to POOL_BATCHES distinct batches, so that a step does not reread the
+# batch it has just left in the caches, but at most POOL_BYTES of them (never fewer than 2).
+# fused_elementwise's full batch is 1 GiB: 8 of them are 8 GiB on the device and, while they
+# are made, three times that on the host, which the OOM killer ends on a 24 GiB machine.
+POOL_BATCHES = 8
+POOL_BYTES = 1 << 30
+
+
+def pool_batches(workload: Workload, config: ModelConfig, most: int = POOL_BATCHES,
+                 budget: int = POOL_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """The workload's batches for a synthetic pool: `most`, or as many as `budget` bytes hold
+    but at least 2 (if `most` allows). A batch's size is learnt from one example, made first:
+    making a whole extra batch costs fused_elementwise 0.4 s."""
+    example = workload.make_batches(replace(config, batch_size=1), 1)
+    batch_bytes = config.batch_size * sum(array.nbytes for array in example)
+    return workload.make_batches(config, min(most, max(2, budget // batch_bytes)))
+
 
 @dataclass
 class RoundResult:
@@ -38,7 +55,7 @@ class Trainer:
         device: str,
         jit_compile: bool,
         precision_name: str = "fp32",
-        pool_size: int = 8,
+        pool_size: int = POOL_BATCHES,
         batches: tuple[np.ndarray, np.ndarray] | None = None,
         remote_variables: bool = False,
         place: Callable[[Any], dict[str, str]] | None = None,
@@ -61,8 +78,8 @@ class Trainer:
         self.replicas = int(strategy.num_replicas_in_sync)
         # The batches a step cycles through, config.batch_size per replica; callers that
         # compare runs pass their own.
-        features, labels = batches if batches is not None else workload.make_batches(
-            replace(config, batch_size=config.batch_size * self.replicas), pool_size)
+        features, labels = batches if batches is not None else pool_batches(
+            workload, replace(config, batch_size=config.batch_size * self.replicas), pool_size)
         pool_size = len(features)
         with tf.device(device):
             self.features = tf.constant(features)

@@ -1,9 +1,14 @@
 """The seeds' XLA fusion example, `reduce_sum(x + y * z)`, as a training step that updates x.
 
-Without XLA TensorFlow runs the multiply, the add and the sum as separate kernels and writes
-`y * z` and `x + y * z` to memory; XLA fuses them into one pass over y and z. The step is
-memory-bound, so it is judged by achieved bytes/s against the device's copy rate measured in
-the same session, not by MFU (it has no matrix products).
+Without XLA TensorFlow runs the slices, the multiply, the add and the sum as separate kernels
+and writes each result to memory. The seeds' point is that XLA fuses them into one pass over y
+and z. XLA:CPU in TensorFlow 2.21 fuses the slices, the multiply and the add into one loop but
+hands the sum to a kernel of its own (YNNPACK), so `x + y * z` is written once and read back:
+about 160 MiB moved a tiny step for the 84 MiB counted below, which would hold the CPU's
+fraction of the copy rate near 52% even with every kernel at the copy rate (the plan is in the
+files `XLA_FLAGS=--xla_dump_to=DIR` writes). The step is memory-bound, so it is judged by
+achieved bytes/s against the device's copy rate measured in the same session, not by MFU (it
+has no matrix products).
 
 Each example is one row of y and z; x is the trainable vector they are combined with. The
 loss falls because SGD lowers x.
@@ -61,9 +66,10 @@ class FusedElementwise:
         return tf.reduce_sum(tf.cast(outputs, tf.float32), axis=-1)
 
     def bytes_per_example(self, config: ModelConfig) -> float:
-        """One fused pass reads the example's y and z; per step, x is read by the forward pass
-        and by SGD with momentum, which also reads and writes its velocity and writes x: about
-        five vectors a step, shared by the batch."""
+        """The bytes the step needs, as MFU counts the model's FLOPs and not what the kernels
+        execute: one fused pass reads the example's y and z; per step, x is read by the
+        forward pass and by SGD with momentum, which also reads and writes its velocity and
+        writes x: about five vectors a step, shared by the batch."""
         elements = ELEMENTS[config.size]
         return FLOAT32_BYTES * elements * (2 + 5 / config.batch_size)
 

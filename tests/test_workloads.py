@@ -5,6 +5,8 @@ what the matrix needs. Runs in this process through the same Trainer as the work
 from __future__ import annotations
 
 import math
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,14 @@ import pytest
 import tensorflow as tf
 
 from tfperf import flops, strategies, training
-from tfperf.workload import MemoryBound, ModelConfig, Preprocessed, discover, load_module
+from tfperf.workload import (
+    MemoryBound,
+    ModelConfig,
+    Preprocessed,
+    WorkloadError,
+    discover,
+    load_module,
+)
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
 NAMES = sorted(discover(WORKLOADS))
@@ -112,3 +121,12 @@ def test_the_synthetic_pool_holds_at_most_its_byte_budget_of_batches() -> None:
     assert counts == {training.POOL_BYTES: training.POOL_BATCHES, 3 * batch_bytes: 3,
                       batch_bytes // 2: 2}
     assert len(training.pool_batches(workload, config, most=1)[0]) == 1
+
+
+def test_a_module_that_fails_to_import_is_not_left_half_run(tmp_path: Path) -> None:
+    broken = tmp_path / "half_run.py"
+    broken.write_text("STARTED = True\nraise RuntimeError('no device for this workload')\n")
+    with pytest.raises(WorkloadError, match=re.escape(
+            "half_run.py: cannot be imported: RuntimeError: no device for this workload")):
+        load_module(broken)
+    assert "tfperf_workloads.half_run" not in sys.modules

@@ -130,6 +130,8 @@ def load_module(path: Path) -> Workload:
     try:
         spec.loader.exec_module(module)
     except Exception as error:
+        # As Python's own import does: no half-run module left to be found by its name.
+        del sys.modules[module_name]
         # One line that names the file, where a traceback would bury it.
         raise WorkloadError(f"{path}: cannot be imported: {in_one_line(error)}") from error
     workload = getattr(module, "WORKLOAD", None)

@@ -11,9 +11,10 @@ and MFU; the fit; and the MFU each batch size would have without the fixed part.
 
 On the 2-core CPU, ResNet-20's fixed part measured 20-32 ms a step (two single sessions and the
 median of three; single sessions ranged 20-55 ms), about a sixth of the step at batch 64 and a
-twentieth at 256. It is not the optimizer's update (0.7 ms a step alone): it is the latency of
-a step's chain of about 120 oneDNN kernels, each split over both cores. Without it, batch 64
-would read 57-59% MFU.
+twentieth at 256. Without it, batch 64 would read 57-59% MFU. It is not the optimizer's update
+(0.7 ms a step alone). With the update left out, consecutive steps overlap and the fixed part
+falls to 12-13 ms: most of it is the wait along the step's chain of about 100 oneDNN kernels
+(convolutions and batch norms, forward and backward), each split over both cores.
 
     python benchmarks/batch_scaling.py                       # resnet20, batches 32-256, 3 sessions
     python benchmarks/batch_scaling.py --workload resnet56 --batches 32,64,128 --sessions 5

@@ -81,8 +81,10 @@ def report(sessions: list[dict[int, dict[str, float]]]) -> list[str]:
     for batch in batches:
         step = statistics.median(s[batch]["step_s"] for s in sessions)
         mfu = statistics.median(s[batch]["mfu"] for s in sessions)
+        # A noisy fit can put the fixed part above a small batch's whole step: no figure then.
+        without = f"{mfu * step / (step - fixed):.1%}" if step > fixed else "n/a (fit noisy)"
         lines.append(f"batch {batch:4d}: step {step * 1e3:7.1f} ms, {batch / step:8.1f} ex/s, "
-                     f"MFU {mfu:.1%}, without the fixed part {mfu * step / (step - fixed):.1%}")
+                     f"MFU {mfu:.1%}, without the fixed part {without}")
     lines.append(f"fit: {fixed * 1e3:.1f} ms a step fixed + "
                  f"{statistics.median(f[1] for f in fits) * 1e3:.3f} ms an example "
                  f"(per session fixed: {', '.join(f'{f[0] * 1e3:.1f}' for f in fits)} ms)")

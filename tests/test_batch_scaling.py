@@ -32,3 +32,11 @@ def test_the_report_takes_medians_over_sessions_and_removes_the_fixed_part() -> 
     assert "MFU 40.0%, without the fixed part 64.0%" in lines[1]
     assert lines[-1].startswith("fit: 30.0 ms a step fixed + 1.000 ms an example")
     assert "(per session fixed: 10.0, 50.0, 30.0 ms)" in lines[-1]
+
+
+def test_the_report_gives_no_figure_where_the_fit_puts_the_fixed_part_above_the_step() -> None:
+    # Steps that fall with the batch: the fitted fixed part (100 ms) exceeds batch 100's step.
+    session = {50: {"step_s": 0.075, "mfu": 0.4}, 100: {"step_s": 0.050, "mfu": 0.5}}
+    lines = batch_scaling.report([session])
+    assert lines[2].endswith("without the fixed part n/a (fit noisy)")
+    assert lines[-1].startswith("fit: 100.0 ms a step fixed")

@@ -101,8 +101,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Robust z-score (against the per-run medians of the case's history) "
                          f"beyond which a slowdown is significant (default: {defaults.z:g}).")
     group.addoption("--perf-effect-floor", metavar="PERCENT",
+                    # argparse %-formats help texts: a literal percent sign is written %%.
                     help="The least slowdown that fails a case, however significant (default: "
-                         f"{defaults.floor:.0%}; per case in baselines/gate.toml).")
+                         f"{defaults.floor * 100:g}%%; per case in baselines/gate.toml).")
     group.addoption("--perf-min-history", metavar="N",
                     help="Runs of history needed for the z-score; with fewer, a threshold "
                          f"derived from the measured spread (default: {defaults.min_history}).")

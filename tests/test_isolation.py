@@ -34,8 +34,15 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
         "*hangs-cpu1-*: timeout: no answer within the case's 25 s limit while building*",
         "*nan_loss-cpu1-*: non_finite_loss: NonFiniteLoss: loss is nan at step 5 (while compiling)",
         "*raises-cpu1-*: error: RuntimeError: deliberate failure in build_model (while building)",
-        "*segfault-cpu1-*: crash: worker killed by SIGSEGV while building*",
+        "*segfault-cpu1-*: crash: worker killed by SIGSEGV while building (log: *.log)*",
     ])
+    # The crash left its stack in the log the failure names (faulthandler, in every worker).
+    logs = list((suite.path / ".perf-results" / "logs").glob("segfault-cpu1-*.log"))
+    assert len(logs) == 1, logs
+    assert str(logs[0].relative_to(suite.path)) in result.stdout.str()
+    stack = logs[0].read_text()
+    assert "Fatal Python error: Segmentation fault" in stack, stack
+    assert "in build_model" in stack, stack
     assert worker_processes() == []
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite, worker_processes
-from tfperf import cluster, xla_trace
+from tfperf import cluster, launcher, xla_proof, xla_trace
+from tfperf.failures import CaseFailure
 
 CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -36,8 +37,11 @@ def test_cluster_strategies_run_as_named(make_suite: MakeSuite) -> None:
     mirrored, ps = infos["distributed_replicated"], infos["parameter_server"]
     assert mirrored["strategy_run"] == {"replicas": 2, "workers": 2, "all_reduce": "ring"}
     assert ps["strategy_run"] == {"replicas": 1, "workers": 2, "ps": "ps task"}
-    # Read from the worker tasks' own profiles: no XLA in either.
-    assert ps["xla_executions_per_round"] == 0
+    # Counted by each task that runs the steps (the profiler is unsafe in a cluster's tasks):
+    # no XLA in any. The mirrored case's tasks each count their own; this is worker:0's.
+    assert ps["xla_compilations_by_task"] == {"worker:0": 0, "worker:1": 0}
+    assert mirrored["xla_compilations_by_task"] == {"worker:0": 0}
+    assert ps["xla_executions_per_round"] is None
     # Gradients cross processes by all-reduce, or to and from the ps task as copies.
     # One replica in the reporting process: tinycnn's 268 fp32 gradients, then what the
     # workers average besides: batch norm's 16 moving statistics and the loss.
@@ -82,13 +86,13 @@ def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite:
     assert worker_processes() == []
 
 
-def test_parameter_server_workers_prove_xla_in_their_own_profiles(make_suite: MakeSuite
-                                                                    ) -> None:
+def test_parameter_server_workers_prove_xla_by_their_own_compilations(make_suite: MakeSuite
+                                                                       ) -> None:
     """Under ParameterServerStrategy the steps run in the worker tasks, so each task's own
-    profile (taken over gRPC from its server's profiler service) decides: XLA ran in every
-    worker under jit and auto. A workload that compiles with XLA itself fails its `off` case,
-    naming the worker that ran it (test_cluster_strategies_run_as_named has the `off` case
-    that passes)."""
+    XLA compilation count decides (the profiler is unsafe in a cluster's tasks): XLA compiled
+    in every worker under jit and auto. A workload that compiles with XLA itself fails its
+    `off` case, naming the worker that ran it (test_cluster_strategies_run_as_named has the
+    `off` case that passes). A profile the user asks for still holds every task's trace."""
     suite = make_suite("tinycnn", "hidden_xla")
     args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
     result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
@@ -100,14 +104,14 @@ def test_parameter_server_workers_prove_xla_in_their_own_profiles(make_suite: Ma
     assert result.parseoutcomes() == {"no_baseline": 2, "failed": 1, "deselected": 3}, \
         result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*hidden_xla-cpu1-workers2-xla_off-*: configuration: ConfigurationError: xla=off, yet "
-        "XLA executed * times in task worker:?*"])
+        "*hidden_xla-cpu1-workers2-xla_off-*: configuration: task chief:0 of the cluster: "
+        "ConfigurationError: xla=off, yet XLA compiled * program* in task worker:?*"])
     infos = {b["extra_info"]["xla"]: b["extra_info"]
              for b in json.loads((suite.path / "out.json").read_text())["benchmarks"]}
-    executions = {xla: info["xla_executions_per_round"] for xla, info in infos.items()}
-    # About one compiled forward and gradient per step (the worker has checked that each
-    # worker task ran some): a round of 5 steps runs several.
-    assert executions["jit"] >= 2 and executions["auto"] >= 2, executions
+    for xla in ("jit", "auto"):
+        compiled = infos[xla]["xla_compilations_by_task"]
+        assert sorted(compiled) == ["worker:0", "worker:1"], compiled
+        assert all(count > 0 for count in compiled.values()), (xla, compiled)
     # A profiled case's profile holds the worker tasks' traces beside the chief's, and theirs
     # show the compiled steps.
     profile = Path(infos["jit"]["profile"])
@@ -216,3 +220,70 @@ def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> No
     assert one_node.cluster_spec().as_dict()["worker"] == ["node07:8890", "node07:8891"]
     assert (one_node.task_type, one_node.task_id) == ("worker", 1)
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "6,7"
+
+
+def test_mirrored_workers_prove_xla_by_their_own_compilations(make_suite: MakeSuite) -> None:
+    """Every MultiWorkerMirroredStrategy task counts its own compilations: jit passes with
+    some in each, and an `off` case whose workload compiles with XLA itself fails."""
+    suite = make_suite("tinycnn", "hidden_xla")
+    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
+    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
+                             "--perf-only=preprocess=host", "--perf-only=workers=2",
+                             "--perf-only=strategy=distributed_replicated",
+                             "-k", "(tinycnn and xla_jit) or (hidden_xla and xla_off)",
+                             "--benchmark-json=out.json")
+    assert result.parseoutcomes() == {"no_baseline": 1, "failed": 1, "deselected": 4}, \
+        result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*hidden_xla-cpu1-workers2-xla_off-*: configuration: task worker:? of the cluster: "
+        "ConfigurationError: xla=off, yet XLA compiled * program* in task worker:?*"])
+    [info] = [b["extra_info"] for b in
+              json.loads((suite.path / "out.json").read_text())["benchmarks"]]
+    assert info["xla"] == "jit"
+    assert info["xla_compilations_by_task"]["worker:0"] > 0
+    assert worker_processes() == []
+
+
+def _failed(task: str, at: float, cause: str, message: str) -> launcher.TaskFailure:
+    return launcher.TaskFailure(task, at, CaseFailure(cause, message))
+
+
+def test_a_peers_lost_connection_is_a_consequence_whatever_the_order_of_the_news() -> None:
+    lost = _failed("worker:0", 1.0, "error", "UnavailableError: Graph execution error: "
+                   "Socket closed (while measuring)")
+    died = _failed("worker:1", 2.0, "crash", "worker exited with code 3 while measuring")
+    for news in ([lost, died], [died, lost]):
+        verdict = launcher.blame(news)
+        assert verdict.cause == "crash"
+        assert verdict.message == (
+            "task worker:1 of the cluster: worker exited with code 3 while measuring; "
+            "then task worker:0: UnavailableError: Graph execution error: Socket closed "
+            "(while measuring)")
+
+
+def test_the_first_task_to_fail_of_its_own_accord_is_named() -> None:
+    second = _failed("worker:0", 5.0, "crash", "worker killed by SIGABRT while measuring")
+    first = _failed("worker:1", 4.0, "crash", "worker killed by SIGSEGV while measuring")
+    assert launcher.blame([second, first]).message.startswith(
+        "task worker:1 of the cluster: worker killed by SIGSEGV")
+    # Only consequences: the first is named, and said to be one.
+    only = launcher.blame([_failed("worker:1", 3.0, "error", "AbortedError: collective ops "
+                                   "is aborted"), _failed("worker:0", 2.0, "error",
+                                                          "CancelledError: cancelled")])
+    assert only.message.startswith("task worker:0 of the cluster: CancelledError: cancelled; "
+                                   "no task was seen failing of its own accord")
+
+
+@pytest.mark.parametrize(("mode", "seen", "what", "problem"), [
+    ("off", {"": 0}, "executions", None),
+    ("off", {"": 3}, "executions", "xla=off, yet XLA executed 3 times"),
+    ("jit", {"": 0}, "executions", "xla=jit, yet XLA executed nothing"),
+    ("auto", {"worker:0": 2, "worker:1": 0}, "compilations",
+     "xla=auto, yet XLA compiled nothing in task worker:1"),
+    ("off", {"worker:0": 0, "worker:1": 1}, "compilations",
+     "xla=off, yet XLA compiled 1 program in task worker:1"),
+    ("jit", {"worker:0": 2, "worker:1": 2}, "compilations", None),
+])
+def test_the_xla_proof_fails_a_case_whose_xla_did_not_run_as_named(
+        mode: str, seen: dict[str, int], what: str, problem: str | None) -> None:
+    assert xla_proof.problem(mode, seen, what) == problem

@@ -8,9 +8,11 @@ the task's process group when the case is over, whatever happened.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 
-from tfperf import cluster
+from tfperf import cluster, xla_compilations
 from tfperf.process_start import without_plotting
 
 
@@ -28,6 +30,13 @@ def main(argv: list[str]) -> int:
     from tfperf import resolvers
 
     resolved = resolvers.resolver(mode, kind, devices, cluster.jobs("parameter_server", workers))
+    # The chief proves XLA ran (or did not) here from this count (see xla_proof); it must be
+    # switched on before the server starts TensorFlow's runtime, and start from nothing.
+    address = resolved.cluster_spec().task_address(resolved.task_type, resolved.task_id)
+    counted = xla_compilations.task_folder(address)
+    shutil.rmtree(counted, ignore_errors=True)
+    counted.mkdir(parents=True)
+    xla_compilations.enable(os.environ, counted)
     # A worker runs one scheduled function per thread at a time; the coordinator keeps
     # several in flight, and with a single inter-op thread the servers deadlock silently
     # (../shared/TF-NOTES.md): at least workers + 1.

@@ -345,7 +345,10 @@ class CaseRunner:
             - (k - 1) * float(np.median(steps)),
             "flops_per_example": flops_per_example,
             "strategy_run": ready["strategy"],
+            # What proved XLA ran as named (see xla_proof): executions in a profiled round of
+            # one process, or each cluster task's compilations (then executions is None).
             "xla_executions_per_round": ready["xla_executions"],
+            "xla_compilations_by_task": ready["xla_compilations_by_task"],
             "placed_layers": ready["placed_layers"],
             "copies_per_step": ready["copies_per_step"],
             "transfers_per_step": ready["transfers_per_step"],

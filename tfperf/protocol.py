@@ -48,6 +48,7 @@ YARDSTICK = "yardstick"  # time one burst of the case's yardstick (see peak), be
 FINISH = "finish"
 
 # Events, worker -> runner.
+PHASE = "phase"  # the worker's phase before READY changed: building, compiling, proving XLA...
 READY = "ready"  # warm-up done: compile time, FLOPs, first loss
 ROUND_DONE = "round_done"
 PROFILED = "profiled"

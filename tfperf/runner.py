@@ -35,7 +35,6 @@ _OOM_MARKERS = ("ResourceExhaustedError", "OOM when allocating", "std::bad_alloc
 # TensorFlow's start-up notices, which say nothing about why a case failed.
 _NOISE = ("absl::InitializeLog", "port.cc:", "cpu_feature_guard.cc", "To enable the following",
           "rebuild TensorFlow with")
-_WORKER_PHASES = {"setup": "building", "compile": "compiling", "measure": "measuring"}
 
 
 def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -64,11 +63,14 @@ class Worker:
         self.args = args
         # Called while waiting for a message: a cluster checks its other tasks here.
         self.watch: Callable[[], None] | None = None
-        self.env = dict(env)
+        # A crash leaves its stack in the log, native signals included (a forked worker's
+        # zygote enables the same).
+        self.env = {**env, "PYTHONFAULTHANDLER": "1"}
         self.deadline = time.monotonic() + timeout_s
         self.timeout_s = timeout_s
         self.log_path = log_path
         self.phase = "starting"
+        self.ended_at: float | None = None  # time.monotonic() when it was gone, once seen
         self._buffer = b""
         self._process: subprocess.Popen[bytes] | warm_start.ForkedProcess | None = None
 
@@ -101,7 +103,15 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        process = self._process
+        if process is None:
+            return False
+        if process.poll() is None:
+            return True
+        if self.ended_at is None:
+            # A forked worker's zygote says when it reaped it; a spawned one, when first seen.
+            self.ended_at = getattr(process, "ended_at", None) or time.monotonic()
+        return False
 
     @property
     def pid(self) -> int:
@@ -136,7 +146,7 @@ class Worker:
             self.kill()  # and waited for
             code = self._process.wait()
         tail = _tail(self.log_path)
-        where = f"while {self.phase}"
+        where = f"while {self.phase} (log: {self.log_path})"
         if code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:
@@ -148,7 +158,20 @@ class Worker:
         return CaseFailure("crash", f"worker exited with code {code} {where}", tail)
 
     def receive(self) -> dict[str, Any]:
-        """The next message, or a CaseFailure (timeout, crash, or the worker's own report)."""
+        """The next message, or a CaseFailure (timeout, crash, or the worker's own report).
+        A phase the worker enters is noted on the way, not returned."""
+        while True:
+            message = self._next()
+            if message["kind"] != protocol.PHASE:
+                break
+            self.phase = message["phase"]
+        if message["kind"] == protocol.FAILED:
+            phase = message.get("phase") or self.phase
+            raise CaseFailure(message["failure"], f"{message['message']} (while {phase})",
+                              _tail(self.log_path))
+        return message
+
+    def _next(self) -> dict[str, Any]:
         assert self._process is not None and self._process.stdout is not None
         stdout = self._process.stdout
         while b"\n" not in self._buffer:
@@ -157,7 +180,8 @@ class Worker:
                 self.kill()
                 raise CaseFailure(
                     "timeout", f"no answer within the case's {self.timeout_s:g} s limit "
-                    f"while {self.phase}; the worker was killed", _tail(self.log_path))
+                    f"while {self.phase}; the worker was killed (log: {self.log_path})",
+                    _tail(self.log_path))
             if self.watch is not None:
                 self.watch()
             with selectors.DefaultSelector() as selector:
@@ -169,12 +193,7 @@ class Worker:
                 raise self._gone()
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        message = protocol.parse(line.decode())
-        if message["kind"] == protocol.FAILED:
-            phase = _WORKER_PHASES.get(message.get("phase", ""), self.phase)
-            raise CaseFailure(message["failure"], f"{message['message']} (while {phase})",
-                              _tail(self.log_path))
-        return message
+        return protocol.parse(line.decode())
 
     def expect(self, kind: str) -> dict[str, Any]:
         message = self.receive()
@@ -183,7 +202,7 @@ class Worker:
         return message
 
     def wait_ready(self) -> dict[str, Any]:
-        self.phase = "building and compiling"
+        self.phase = "building"  # the worker tells each phase after it (protocol.PHASE)
         return self.expect(protocol.READY)
 
     def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:

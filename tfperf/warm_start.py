@@ -38,7 +38,7 @@ class Zygote:
                 pass_fds=(theirs.fileno(),), env=dict(env), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, start_new_session=True)
         self._control = ours
-        self._exits: dict[int, int] = {}
+        self._exits: dict[int, tuple[int, float]] = {}  # pid -> exit code, when
         self._ready = False
 
     def _receive(self, timeout: float) -> dict[str, Any] | None:
@@ -49,7 +49,7 @@ class Zygote:
             raise ConnectionError("the zygote closed its socket")
         message: dict[str, Any] = json.loads(data)
         if "exit" in message:
-            self._exits[int(message["exit"])] = int(message["code"])
+            self._exits[int(message["exit"])] = (int(message["code"]), float(message["at"]))
         return message
 
     def _await(self, key: str, timeout: float) -> dict[str, Any]:
@@ -69,7 +69,8 @@ class Zygote:
         socket.send_fds(self._control, [json.dumps(request).encode()], list(fds))
         return int(self._await("pid", READY_TIMEOUT_S)["pid"])
 
-    def exit_code(self, pid: int) -> int | None:
+    def exit(self, pid: int) -> tuple[int, float] | None:
+        """The child's exit code and when it ended, once it has."""
         while pid not in self._exits and self._receive(0) is not None:
             pass
         return self._exits.get(pid)
@@ -103,13 +104,16 @@ class ForkedProcess:
         self.stdin: IO[bytes] | None = os.fdopen(stdin, "wb")
         self.stdout: IO[bytes] | None = os.fdopen(stdout, "rb")
         self.returncode: int | None = None
+        self.ended_at: float | None = None  # time.monotonic() when it ended, as reaped
 
     def poll(self) -> int | None:
         if self.returncode is None:
             try:
-                self.returncode = self._zygote.exit_code(self.pid)
+                ended = self._zygote.exit(self.pid)
             except ConnectionError:  # the zygote is gone: so is the record of the exit
-                self.returncode = None if _running(self.pid) else -9
+                ended = None if _running(self.pid) else (-9, time.monotonic())
+            if ended is not None:
+                self.returncode, self.ended_at = ended
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:

@@ -48,9 +48,16 @@ def _split(kind: str, count: int, memory_mb: int | None) -> None:
 
 
 class Progress:
-    """Which phase the worker is in, so that a failure is named for where it happened."""
+    """Which phase the worker is in, told to the runner as it changes: a failure is named for
+    where it happened, even one that kills the process before it can say anything."""
 
-    phase = "setup"  # then "compile" (first traced call), then "measure"
+    def __init__(self, channel: IO[str]) -> None:
+        self.channel = channel
+        self.phase = "building"  # the runner's own assumption until told otherwise
+
+    def enter(self, phase: str) -> None:
+        self.phase = phase
+        protocol.send(self.channel, protocol.PHASE, phase=phase)
 
 
 def classify(error: BaseException, phase: str) -> str:
@@ -62,7 +69,7 @@ def classify(error: BaseException, phase: str) -> str:
         return "non_finite_loss"
     if isinstance(error, ConfigurationError):
         return "configuration"
-    if phase == "compile":
+    if phase == "compiling":
         return "compile_error"
     return "error"
 
@@ -178,55 +185,6 @@ def _resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
     return resolved
 
 
-def _prove_xla(source: Source, k: int, mode: str, tasks: dict[str, str]) -> float:
-    """One more warm-up round under the profiler: XLA must have executed in an XLA case and
-    must not have in an `off` case (the flag proves nothing: auto-clustering can compile
-    nothing). Where the steps run in remote tasks (`tasks`: name -> address), each task's own
-    profile decides. Returns the XLA executions seen per round."""
-    from tfperf import xla_trace
-
-    rounds = 1
-    if tasks:
-        seen, rounds = _remote_xla(source, k, tasks)
-    else:
-        with xla_trace.traced() as activity:
-            source.round(k)
-        seen = {"": activity}
-    for task, activity in seen.items():
-        where = f" in task {task}" if task else ""
-        if mode == "off" and activity.executions:
-            raise ConfigurationError(
-                f"xla=off, yet XLA executed {activity.executions} times{where}")
-        if mode != "off" and not activity.executions:
-            raise ConfigurationError(f"xla={mode}, yet the profiler saw no XLA execution{where}")
-    return round(float(sum(activity.executions for activity in seen.values())) / rounds, 1)
-
-
-def _remote_xla(source: Source, k: int, tasks: dict[str, str]
-                ) -> tuple[dict[str, Any], int]:
-    """Each remote task's XLA activity while rounds run, from its own profiler service, and
-    how many rounds ran meanwhile."""
-    from tfperf import xla_trace
-
-    start = time.perf_counter()
-    source.round(k)
-    # A window of at least one round, so that every task runs whole steps inside it.
-    seconds = max(2.0, time.perf_counter() - start)
-    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-") as logdir:
-        try:
-            rounds = xla_trace.trace_tasks(list(tasks.values()), Path(logdir),
-                                           lambda: source.round(k), seconds)
-        except RuntimeError as error:
-            raise ConfigurationError(str(error)) from error
-        seen = xla_trace.read_tasks(Path(logdir), list(tasks.values()))
-        missing = [name for name, address in tasks.items() if seen[address] is None]
-        if missing:
-            raise ConfigurationError(
-                f"the profiles of {', '.join(missing)} are not in {logdir}, where their servers "
-                "write them: on a cluster of several machines, TMPDIR must be shared storage")
-    return {name: seen[address] for name, address in tasks.items()}, rounds
-
-
 def _step_tasks(resolver: Any, coordinated: bool) -> dict[str, str]:
     """The remote tasks that run the steps (name -> address): a coordinator's workers."""
     if not coordinated:
@@ -257,6 +215,11 @@ def _task_name(resolver: Any) -> str:
     return "local" if resolver is None else f"{resolver.task_type}{resolver.task_id}"
 
 
+def _task_label(resolver: Any) -> str:
+    """This task as the cluster names it, worker:1."""
+    return f"{resolver.task_type}:{resolver.task_id}"
+
+
 def _step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
     """Examples/s of the step with no input cost (the device-resident pool)."""
     trainer.run_round(k)  # traced and warm
@@ -276,6 +239,30 @@ def _input_figures(source: Source, trainer: training.Trainer, spec: protocol.Wor
         return {"pipeline_examples_per_sec": None, "step_examples_per_sec": None}
     return {"pipeline_examples_per_sec": pipeline,
             "step_examples_per_sec": _step_alone(trainer, spec.steps_per_round, batch_examples)}
+
+
+def _prove_xla_in_a_round(source: Source, k: int, mode: str) -> dict[str, Any]:
+    """Fails the case unless one more round ran XLA as `mode` names (see xla_proof)."""
+    from tfperf import xla_proof
+
+    executions = xla_proof.executions_in_one_round(source, k)
+    why = xla_proof.problem(mode, {"": executions}, "executions")
+    if why:
+        raise ConfigurationError(why)
+    return {"xla_executions": executions, "xla_compilations_by_task": None}
+
+
+def _prove_xla_in_tasks(mode: str, compiled: Path, task: str, servers: dict[str, str]
+                        ) -> dict[str, Any]:
+    """Fails the case unless every task that runs its steps compiled XLA programs as `mode`
+    names (see xla_proof: the profiler is unsafe in a cluster's tasks)."""
+    from tfperf import xla_proof
+
+    by_task = xla_proof.compilations_by_task(compiled, task, servers)
+    why = xla_proof.problem(mode, by_task, "compilations")
+    if why:
+        raise ConfigurationError(why)
+    return {"xla_executions": None, "xla_compilations_by_task": by_task}
 
 
 def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float,
@@ -358,21 +345,29 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     else:
         yardstick = peak.matmul(devices[0], tf.as_dtype(trainer.model.compute_dtype))
 
-    progress.phase = "compile"
+    progress.enter("compiling")
     k = spec.steps_per_round
     start = time.perf_counter()
     first = source.round(k)
     first_round_s = time.perf_counter() - start
     _check_finite(first.mean_loss, k)
-    progress.phase = "measure"
     step_tasks = _step_tasks(settings.resolver, coordinator is not None)
-    xla_executions = _prove_xla(source, k, case["xla"], step_tasks)
+    in_cluster = settings.resolver is not None
+    if not in_cluster:
+        progress.enter("proving XLA")
+        proof = _prove_xla_in_a_round(source, k, case["xla"])
+    progress.enter("warming up")
     warm_rounds = []
     for r in range(1, spec.warmup_rounds):
         start = time.perf_counter()
         result = source.round(k)
         warm_rounds.append(time.perf_counter() - start)
         _check_finite(result.mean_loss, (r + 1) * k)
+    if in_cluster:
+        # After the warm-up, so that auto-clustering has compiled what it will.
+        progress.enter("proving XLA")
+        proof = _prove_xla_in_tasks(case["xla"], compiled, _task_label(settings.resolver),
+                                    step_tasks)
     traces_ready = trainer.traces
     compilations_ready = xla_compilations.count(compiled)
     protocol.send(
@@ -385,7 +380,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         flops_per_example=flops_per_example,
         devices=found,
         strategy=described,
-        xla_executions=xla_executions,
+        **proof,
         placed_layers=len(assignment),
         copies_per_step={"count": copies.count, "bytes": copies.bytes},
         transfers_per_step=moved,
@@ -453,7 +448,7 @@ def main() -> int:
     without_plotting()
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
-    progress = Progress()
+    progress = Progress(channel)
     compiled = Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
     xla_compilations.enable(os.environ, compiled)
     try:

@@ -12,10 +12,16 @@ in-memory cache and needed again, is loaded from the folder, not compiled, and n
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
 
 FLAG = "--tf_xla_persistent_cache_directory"
+# The folder under which a cluster's server tasks count, one sub-folder each, named by address:
+# the launcher gives every task of a local cluster a fresh one; a task of a real cluster uses
+# the temporary folder, which must then be storage the chief shares.
+ROOT_ENV = "TFPERF_XLA_COMPILATIONS"
 
 
 def enable(environ: MutableMapping[str, str], directory: Path) -> None:
@@ -26,3 +32,9 @@ def enable(environ: MutableMapping[str, str], directory: Path) -> None:
 
 def count(directory: Path) -> int:
     return sum(1 for _ in directory.glob("xla_compile_cache_*"))
+
+
+def task_folder(address: str) -> Path:
+    """Where the cluster task at `address` (host:port) counts its compilations."""
+    root = Path(os.environ.get(ROOT_ENV) or tempfile.gettempdir())
+    return root / f"tfperf-xla-compilations-{address.replace(':', '_')}"

@@ -90,11 +90,6 @@ def traced() -> Iterator[XlaActivity]:
             activity.executions, activity.compilations = seen.executions, seen.compilations
 
 
-def task_file(address: str) -> str:
-    """The name a task's profile gets: its server writes `<host>_<port>.xplane.pb`."""
-    return address.replace(":", "_") + ".xplane.pb"
-
-
 def trace_tasks(addresses: Sequence[str], logdir: Path, keep_busy: Callable[[], object],
                 seconds: float) -> int:
     """Profile remote TensorFlow servers for `seconds`, calling keep_busy until every trace is
@@ -127,14 +122,3 @@ def trace_tasks(addresses: Sequence[str], logdir: Path, keep_busy: Callable[[], 
     if failures:
         raise RuntimeError(f"profiling the remote tasks failed: {'; '.join(failures)}")
     return busy
-
-
-def read_tasks(logdir: Path, addresses: Sequence[str]) -> dict[str, XlaActivity | None]:
-    """Each task's XLA activity in a trace_tasks folder; None for a task whose trace is not
-    there (its server wrote it where this process cannot see)."""
-    found: dict[str, XlaActivity | None] = {}
-    for address in addresses:
-        paths = sorted(logdir.rglob(task_file(address)))
-        found[address] = activity(n for path in paths for n in file_event_names(path)) \
-            if paths else None
-    return found

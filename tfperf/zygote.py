@@ -12,8 +12,9 @@ logical devices. This process never runs an op, so it never reads them itself.
 
 FD is one end of a SOCK_SEQPACKET socket pair. Each request is a JSON object (module, args,
 env, cwd) carrying three file descriptors (the child's stdin, stdout and stderr); the answer
-is `{"pid": PID}`. When a child ends, `{"exit": PID, "code": CODE}` follows, CODE as
-subprocess gives it (negative: killed by that signal). The zygote ends when the socket closes
+is `{"pid": PID}`. When a child ends, `{"exit": PID, "code": CODE, "at": SECONDS}` follows,
+CODE as subprocess gives it (negative: killed by that signal), SECONDS on time.monotonic's
+clock, which every process on the machine shares. The zygote ends when the socket closes
 or its parent dies.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import importlib
 import json
 import os
@@ -29,6 +31,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -60,6 +63,9 @@ def _child(request: dict[str, Any], fds: list[int], grouped: int) -> None:
         for fd in fds:
             if fd > 2:
                 os.close(fd)
+        # A crash leaves its stack in the child's log (stderr), native signals included, as
+        # PYTHONFAULTHANDLER does for a spawned worker.
+        faulthandler.enable(all_threads=True)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.chdir(request["cwd"])
         os.environ.clear()
@@ -89,7 +95,9 @@ def _reap(control: socket.socket) -> None:
             return
         if pid == 0:
             return
-        control.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        # When, on the clock every process shares: a cluster's first death is named by it.
+        control.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status),
+                                 "at": time.monotonic()}).encode())
 
 
 def serve(control: socket.socket) -> None:

@@ -1,10 +1,11 @@
 """Does the suite fail for reasons that are not performance? Run it again and again and count.
 
 Runs the smoke tier --smoke times and a self-test file --test-runs times, each session in a
-fresh pytest process, one after the other, then prints per case how often it failed for an
-infrastructure reason (crash, timeout, error, out_of_memory: a gate that cries wolf) or for any
-other reason, and how many suite processes (workers, cluster tasks, zygotes) were left running
-after the sessions. A self-test's every failure counts: they have no performance noise.
+fresh pytest process, one after the other (the two kinds alternating), then prints per case
+how often it failed for an infrastructure reason (crash, timeout, error, out_of_memory: a gate
+that cries wolf) or for any other reason, and how many suite processes (workers, cluster
+tasks, zygotes) were left running after the sessions. A self-test's every failure counts: they
+have no performance noise.
 
 Each smoke session keeps its history in a folder of its own (the user's history is not
 touched); the gate still judges against baselines/, so a noisy slowdown shows as `regression`,
@@ -124,6 +125,8 @@ class Tally:
             other = {o: n for o, n in counts.items()
                      if o not in (*INFRASTRUCTURE, "passed", "skipped")}
             runs = sum(counts.values()) - counts["skipped"]
+            if not runs:
+                continue  # skipped on this machine (a GPU case)
             lines.append(f"| {name} | {runs} | {counts['passed']} | {_said(infra)} | "
                          f"{_said(other)} |")
         minutes = [s / 60 for _, _, s in self.sessions]
@@ -155,16 +158,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="tfperf-soak-") as work:
         folder = Path(work)
-        for i in range(args.smoke):
-            junit = folder / f"smoke-{i}.xml"
-            code, seconds = session(["perf/", "--perf-tier=smoke",
-                                     f"--perf-history={folder / f'history-{i}'}",
-                                     *args.pytest_args], junit, args.timeout)
-            tally.add(f"smoke {i + 1}/{args.smoke}", junit, code, seconds)
-        for i in range(args.test_runs if args.tests else 0):
-            junit = folder / f"tests-{i}.xml"
-            code, seconds = session([str(args.tests), "-p", "no:randomly"], junit, args.timeout)
-            tally.add(f"{args.tests} {i + 1}/{args.test_runs}", junit, code, seconds)
+        # Interleaved, so that a soak stopped early has counts of both.
+        tests = args.test_runs if args.tests else 0
+        for i in range(max(args.smoke, tests)):
+            if i < args.smoke:
+                junit = folder / f"smoke-{i}.xml"
+                code, seconds = session(["perf/", "--perf-tier=smoke",
+                                         f"--perf-history={folder / f'history-{i}'}",
+                                         *args.pytest_args], junit, args.timeout)
+                tally.add(f"smoke {i + 1}/{args.smoke}", junit, code, seconds)
+            if i < tests:
+                junit = folder / f"tests-{i}.xml"
+                code, seconds = session([str(args.tests), "-p", "no:randomly"], junit,
+                                        args.timeout)
+                tally.add(f"{args.tests} {i + 1}/{tests}", junit, code, seconds)
     print()
     print(tally.report())
     # A self-test's failure is an infrastructure failure of the suite: it has no noise.

@@ -40,7 +40,7 @@ def child(workload_name: str, batches: list[int], rounds: int, steps: int) -> No
     """One session: interleaved rounds at every batch size; prints JSON per batch size."""
     import tensorflow as tf
 
-    from tfperf import peak, strategies, training
+    from tfperf.worker import peak, strategies, training
     from tfperf.workload import ModelConfig, load_module
 
     workload = load_module(WORKLOADS / f"{workload_name}.py")

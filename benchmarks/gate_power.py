@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tfperf import history
+from tfperf.gate import history
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC and default "

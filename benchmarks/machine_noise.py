@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tfperf.gate import GateSettings, relative_sigma
+from tfperf.gate.statistics import GateSettings, relative_sigma
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "workloads"
@@ -46,7 +46,7 @@ def _seconds(function: Callable[[], object]) -> float:
 def child(workload_name: str, rounds: int, steps: int) -> None:
     """One session: rounds of training, each followed by the reference's best of three."""
     sys.path.insert(0, str(WORKLOADS))
-    from tfperf import strategies, training
+    from tfperf.worker import strategies, training
     from tfperf.workload import ModelConfig, load_module
 
     workload = load_module(WORKLOADS / f"{workload_name}.py")

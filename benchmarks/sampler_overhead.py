@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for the fake NVML in tests/
 
-from tfperf.gpu_telemetry import Sampler  # noqa: E402
+from tfperf.measure.gpu_telemetry import Sampler  # noqa: E402
 
 
 def _nvml() -> tuple[Any, list[int], str]:

@@ -1,16 +1,6 @@
-"""Every case of the matrix: train the workload for real, measure it, compare with its baseline.
+"""Every case of the matrix (the test lives in tfperf.suite, so that other repositories run it
+too); select cases by any axis value with -k, e.g. `-k "resnet20 and workers2"`."""
 
-The cases come from the matrix (tfperf.matrix) through pytest_generate_tests; select them by any
-axis value with -k, e.g. `-k "xla_jit and NCHW"`.
-"""
+from tfperf.suite.test_training import test_training
 
-from __future__ import annotations
-
-from typing import Any
-
-from tfperf.matrix import Case
-from tfperf.measurement import CaseRunner
-
-
-def test_training(perf_case: Case, perf_runner: CaseRunner, benchmark: Any) -> None:
-    perf_runner.run(perf_case, benchmark)
+__all__ = ["test_training"]

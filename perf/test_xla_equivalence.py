@@ -1,23 +1,5 @@
-"""XLA and non-XLA training agree: a hypothesis property over workloads and configurations.
+"""XLA and non-XLA training agree: the hypothesis property of tfperf.suite, run here."""
 
-Each example trains the drawn workload twice from identical initial weights on identical
-batches, once with XLA off and once with the drawn mode (auto-clustering or jit_compile), and
-compares the loss at every step, the gradients of the first step and the weights after the
-last, within the precision's measured tolerance (tfperf/tolerances.py). The XLA arm must show
-XLA executions in its profiler trace. Profiles: `ci` (few, derandomized) and `nightly`
-(many, with a persistent example database): --hypothesis-profile or
-$TFPERF_HYPOTHESIS_PROFILE.
-"""
+from tfperf.suite.test_xla_equivalence import test_xla_training_matches_non_xla
 
-from __future__ import annotations
-
-from hypothesis import given
-from hypothesis import strategies as st
-
-from tfperf.equivalence_check import EquivalenceCheck
-
-
-@given(data=st.data())
-def test_xla_training_matches_non_xla(data: st.DataObject, xla_equivalence: EquivalenceCheck
-                                      ) -> None:
-    xla_equivalence.check(data.draw(xla_equivalence.examples(), label="example"))
+__all__ = ["test_xla_training_matches_non_xla"]

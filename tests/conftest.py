@@ -63,8 +63,7 @@ def worker_processes() -> list[int]:
         except OSError:
             continue
         # A forked worker has its zygote's command line.
-        if any(module in cmdline for module in (b"tfperf.worker", b"tfperf.trajectory_worker",
-                                                   b"tfperf.cluster_server", b"tfperf.zygote")):
+        if any(module in cmdline for module in (b"tfperf.worker", b"tfperf.processes.zygote")):
             try:
                 cwd = os.readlink(proc / "cwd")
             except OSError:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.files import StoreError, write_new
-from tfperf.store import BaselineStore
+from tfperf.gate.files import StoreError, write_new
+from tfperf.gate.store import BaselineStore
 
 # Each writer process appends entries that record which writer and which of its writes they
 # are, and carry the cases of the entry they were built on plus one of their own: a lost
@@ -20,7 +20,7 @@ from tfperf.store import BaselineStore
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tfperf.store import BaselineStore, CaseBaseline, Entry
+    from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
 
     folder, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     store = BaselineStore(folder)
@@ -96,7 +96,7 @@ def test_a_session_file_cannot_point_outside_baselines(tmp_path: Path) -> None:
                "runs": [json.loads(RUN)]}
     path = tmp_path / "session.json"
     path.write_text(json.dumps(session))
-    done = subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(path),
+    done = subprocess.run([sys.executable, "-m", "tfperf.gate.command", str(path),
                            f"--baselines={tmp_path / 'baselines'}"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2

@@ -1,5 +1,5 @@
 """Which runs make a case's history (fingerprints, marked changes, excluded regressions),
-effect floors and waivers from baselines/gate.toml, and their one-line errors."""
+effect floors and waivers from baselines/statistics.toml, and their one-line errors."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tfperf import case_gate, gate, gate_rules, refresh
-from tfperf.case_gate import Sources
-from tfperf.fingerprint import Fingerprint
-from tfperf.gate import GateSettings
-from tfperf.history import History, Run
-from tfperf.store import CaseBaseline, Entry
+from tfperf.gate import case as case_gate
+from tfperf.gate import refresh, statistics
+from tfperf.gate import rules as gate_rules
+from tfperf.gate.case import Sources
+from tfperf.gate.fingerprint import Fingerprint
+from tfperf.gate.history import History, Run
+from tfperf.gate.statistics import GateSettings
+from tfperf.gate.store import CaseBaseline, Entry
 
 CASE = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 HARD = {"cpu_model": "Xeon", "cpu_cores": 2, "tensorflow": "2.21.0", "config": "abc"}
@@ -38,7 +40,7 @@ def entry(runs: list[Run], since: str = "", kept: float | None = None) -> Entry:
 def test_history_is_the_entry_plus_later_nightly_runs_of_the_same_hard_key() -> None:
     nightly = [run(1000, d) for d in range(5, 15)]
     nightly.append(run(1000, 16, hard={**HARD, "tensorflow": "2.22.0"}))
-    nightly.append(run(500, 17, verdict=gate.REGRESSION))  # a confirmed regression: not normal
+    nightly.append(run(500, 17, verdict=statistics.REGRESSION))  # a confirmed regression: not normal
     sources = Sources(entry([run(1000, 3), run(1000, 4)], since="2026-11-08"), nightly)
     history, hard_note, soft_note = case_gate.comparable(run(990, 20), sources, 30)
     assert [r.when for r in history] == ["2026-11-03", "2026-11-04"] + [
@@ -73,7 +75,7 @@ def test_a_confirmed_regression_without_a_waiver_fails_and_an_expired_one_gates_
         "expires = 2026-11-30\n")
     rules = gate_rules.load(tmp_path)
     first = case_gate.assess(slow, sources, rules, GateSettings())
-    assert first.status == gate.FLAGGED
+    assert first.status == statistics.FLAGGED
     waived = case_gate.conclude(first, None, rules, GateSettings(), TODAY)
     assert (waived.status, waived.failed) == ("waived", False)
     assert waived.waiver_note == "waived until 2026-11-30: known: issue 12"
@@ -82,7 +84,7 @@ def test_a_confirmed_regression_without_a_waiver_fails_and_an_expired_one_gates_
     assert later.waiver_note.startswith("waiver expired 2026-11-30")
     unwaived = case_gate.conclude(first, None, gate_rules.GateRules({}), GateSettings(), TODAY)
     assert unwaived.failed and unwaived.throughput is not None
-    assert unwaived.throughput.status == gate.REGRESSION
+    assert unwaived.throughput.status == statistics.REGRESSION
 
 
 def test_a_rerun_that_is_not_slower_does_not_confirm() -> None:
@@ -90,7 +92,7 @@ def test_a_rerun_that_is_not_slower_does_not_confirm() -> None:
     first = case_gate.assess(run(800, 20), sources, gate_rules.GateRules({}), GateSettings())
     again = replace(run(1001, 21), session="s20")
     verdict = case_gate.conclude(first, again, gate_rules.GateRules({}), GateSettings(), TODAY)
-    assert verdict.status == gate.NOT_CONFIRMED and not verdict.failed
+    assert verdict.status == statistics.NOT_CONFIRMED and not verdict.failed
 
 
 def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:

@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from tests.fake_nvml import FakeNvml
-from tfperf import case_gate, diagnosis, gpu_telemetry, machine
-from tfperf.fingerprint import Fingerprint
-from tfperf.gpu_telemetry import Sampler
-from tfperf.history import Run
+from tfperf.cases import machine
+from tfperf.gate import case as case_gate
+from tfperf.gate.fingerprint import Fingerprint
+from tfperf.gate.history import Run
+from tfperf.measure import diagnosis, gpu_telemetry
+from tfperf.measure.gpu_telemetry import Sampler
 
 
 def test_summaries_per_gpu_from_the_fake_nvml() -> None:

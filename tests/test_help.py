@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any, cast
 
 import pytest
 
-from tfperf import gate_command, options, refresh
+from tfperf.cases import options
+from tfperf.gate import command as gate_command
+from tfperf.gate import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,9 +50,9 @@ def _help(*command: str) -> str:
 
 @pytest.mark.parametrize(("command", "expected"), [
     ((sys.executable, "-m", "pytest", "--help"), _perf_options),
-    ((sys.executable, "-m", "tfperf.gate_command", "--help"),
+    ((sys.executable, "-m", "tfperf.gate.command", "--help"),
      lambda: _argparse_options(gate_command._parser())),
-    ((sys.executable, "-m", "tfperf.refresh", "--help"),
+    ((sys.executable, "-m", "tfperf.gate.refresh", "--help"),
      lambda: _argparse_options(refresh._parser())),
 ], ids=["pytest", "tfperf-gate", "tfperf-refresh"])
 def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
@@ -58,3 +61,9 @@ def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected:
     assert len(names) > 5, names
     missing = [name for name in names if name not in text]
     assert not missing, f"--help does not list {missing}"
+
+
+def test_the_options_reference_lists_exactly_the_options_pytest_has() -> None:
+    """docs/options.md cannot drift from the code: the same --perf-* names both ways."""
+    documented = set(re.findall(r"--perf-[a-z-]+", (REPO / "docs" / "options.md").read_text()))
+    assert documented == {name for name in _perf_options() if name.startswith("--perf-")}

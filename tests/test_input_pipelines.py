@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 from tests.conftest import MakeSuite
-from tfperf import tfrecord_cache
-from tfperf.pipelines import tfrecord
+from tfperf.worker import tfrecord_cache
+from tfperf.worker.pipelines import tfrecord
 
 
 def examples(count: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

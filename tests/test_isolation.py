@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import MakeSuite, worker_processes
-from tfperf import history
+from tfperf.gate import history
 
 ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                      "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -90,7 +90,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     runs = history.read_session(kept[0])  # whole and valid: written atomically
     assert [r.case_id.split("-")[7] for r in runs] == ["fp32"]
     assert not list(results.glob(".*.tmp"))
-    report = subprocess.run([sys.executable, "-m", "tfperf.gate_command", str(kept[0]),
+    report = subprocess.run([sys.executable, "-m", "tfperf.gate.command", str(kept[0]),
                              f"--history={suite.path / 'history'}"], cwd=suite.path,
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr

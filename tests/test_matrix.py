@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tfperf import matrix, requirements
-from tfperf.machine import Gpu, Machine
-from tfperf.tiers import Tier
+from tfperf.cases import matrix, requirements
+from tfperf.cases.machine import Gpu, Machine
+from tfperf.cases.tiers import Tier
 from tfperf.workload import WorkloadInfo
 
 

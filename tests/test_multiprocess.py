@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite, worker_processes
-from tfperf import cluster, launcher, xla_proof, xla_trace
 from tfperf.failures import CaseFailure
+from tfperf.processes import cluster, launcher
+from tfperf.worker import xla_proof, xla_trace
 
 CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -86,6 +87,13 @@ def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite:
     assert worker_processes() == []
 
 
+def _every_xla_mode(strategy: str) -> list[str]:
+    """2-worker clusters of `strategy` in every XLA mode (the nightly tier's product)."""
+    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
+    return [*args, "--perf-tier=nightly", "--perf-size=tiny", "--perf-only=preprocess=host",
+            "--perf-only=workers=2", f"--perf-only=strategy={strategy}"]
+
+
 def test_parameter_server_workers_prove_xla_by_their_own_compilations(make_suite: MakeSuite
                                                                        ) -> None:
     """Under ParameterServerStrategy the steps run in the worker tasks, so each task's own
@@ -94,10 +102,7 @@ def test_parameter_server_workers_prove_xla_by_their_own_compilations(make_suite
     `off` case, naming the worker that ran it (test_cluster_strategies_run_as_named has the
     `off` case that passes). A profile the user asks for still holds every task's trace."""
     suite = make_suite("tinycnn", "hidden_xla")
-    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
-    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
-                             "--perf-only=preprocess=host", "--perf-only=workers=2",
-                             "--perf-only=strategy=parameter_server",
+    result = suite.runpytest(*_every_xla_mode("parameter_server"),
                              "-k", "(tinycnn and not xla_off) or (hidden_xla and xla_off)",
                              "--perf-profile=tinycnn-cpu1-workers2-xla_jit",
                              "--benchmark-json=out.json")
@@ -149,7 +154,7 @@ def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tm
                                                        ) -> None:
     """What a user of a real cluster does, on loopback: every machine runs the same selection
     with its own TF_CONFIG (distributed_replicated), or the chief runs it while the other
-    tasks serve (parameter_server, `python -m tfperf.cluster_server`)."""
+    tasks serve (parameter_server, `python -m tfperf.worker.cluster_server`)."""
     suite = make_suite("tinycnn")
     other_node = tmp_path / "node1"
     shutil.copytree(suite.path, other_node)
@@ -186,14 +191,14 @@ def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tm
 
 def _server(addresses: dict[str, list[str]], task: cluster.Task) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TF_CONFIG": cluster.tf_config(addresses, task)}
-    return subprocess.Popen([sys.executable, "-m", "tfperf.cluster_server", "tf_config", "2", "cpu"],
+    return subprocess.Popen([sys.executable, "-m", "tfperf.worker.cluster_server", "tf_config", "2", "cpu"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Slurm job step of two tasks on one node, as SLURM_* variables: the resolver the
     worker uses finds both tasks and its own role, with no GPU handed out on a CPU case."""
-    from tfperf import resolvers
+    from tfperf.worker import resolvers
 
     for name, value in {"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2",
                         "SLURM_STEP_NODELIST": "node[07-08]",
@@ -226,10 +231,7 @@ def test_mirrored_workers_prove_xla_by_their_own_compilations(make_suite: MakeSu
     """Every MultiWorkerMirroredStrategy task counts its own compilations: jit passes with
     some in each, and an `off` case whose workload compiles with XLA itself fails."""
     suite = make_suite("tinycnn", "hidden_xla")
-    args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
-    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
-                             "--perf-only=preprocess=host", "--perf-only=workers=2",
-                             "--perf-only=strategy=distributed_replicated",
+    result = suite.runpytest(*_every_xla_mode("distributed_replicated"),
                              "-k", "(tinycnn and xla_jit) or (hidden_xla and xla_off)",
                              "--benchmark-json=out.json")
     assert result.parseoutcomes() == {"no_baseline": 1, "failed": 1, "deselected": 4}, \

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import MakeSuite
-from tfperf import placements, strategies, training
+from tfperf.worker import placements, strategies, training
 from tfperf.workload import ModelConfig, load_module
 
 DEEPCONN = Path(__file__).resolve().parents[1] / "workloads" / "deepconn.py"
@@ -60,7 +60,7 @@ def test_copies_order_as_in_the_seeds(make_suite: MakeSuite) -> None:
 
 def test_jit_cannot_spread_a_step_over_devices() -> None:
     from tests.test_matrix import info
-    from tfperf import matrix
+    from tfperf.cases import matrix
 
     case = matrix.Case("deepconn", "cpu", 2, "jit", "NHWC", "towers_split", "single", "fp32")
     reason = matrix.invalid_reason(case, info("deepconn", formats=("NHWC",), towers=True))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tfperf import warm_start
+from tfperf.processes import warm_start
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfperf import flops, strategies, training
+from tfperf.worker import flops, pool, strategies, training
 from tfperf.workload import (
     MemoryBound,
     ModelConfig,
@@ -116,11 +116,11 @@ def test_the_synthetic_pool_holds_at_most_its_byte_budget_of_batches() -> None:
     workload = load_module(WORKLOADS / "fused_elementwise.py")
     config = ModelConfig("tiny", 1, "NHWC", seed=0)
     batch_bytes = sum(a.nbytes for a in workload.make_batches(config, 1))  # about 8 MiB
-    counts = {budget: len(training.pool_batches(workload, config, budget=budget)[0])
-              for budget in (training.POOL_BYTES, 3 * batch_bytes, batch_bytes // 2)}
-    assert counts == {training.POOL_BYTES: training.POOL_BATCHES, 3 * batch_bytes: 3,
+    counts = {budget: len(pool.pool_batches(workload, config, budget=budget)[0])
+              for budget in (pool.POOL_BYTES, 3 * batch_bytes, batch_bytes // 2)}
+    assert counts == {pool.POOL_BYTES: pool.POOL_BATCHES, 3 * batch_bytes: 3,
                       batch_bytes // 2: 2}
-    assert len(training.pool_batches(workload, config, most=1)[0]) == 1
+    assert len(pool.pool_batches(workload, config, most=1)[0]) == 1
 
 
 def test_a_module_that_fails_to_import_is_not_left_half_run(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite, worker_processes
-from tfperf.arms import ArmRunner
-from tfperf.equivalence import ArmSpec
+from tfperf.equivalence.arms import ArmRunner
+from tfperf.equivalence.compare import ArmSpec
 
 PROPERTY = "perf/test_xla_equivalence.py"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from tfperf import peak
-from tfperf.measurement import paired_fraction
+from tfperf.measure.figures import paired_fraction
+from tfperf.worker import peak
 
 
 def test_matmul_and_copy_yardsticks_time_real_bursts() -> None:

@@ -13,29 +13,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
 
-from tfperf import (
-    catalog,
-    gate_report,
-    gate_rules,
-    history,
-    matrix,
-    options,
-    report,
-    requirements,
-    warm_start,
-    xla_modes,
-)
-from tfperf.arms import ArmRunner
-from tfperf.case_gate import Sources
-from tfperf.equivalence_check import EquivalenceCheck
-from tfperf.files import StoreError
-from tfperf.machine import Machine, detect
-from tfperf.measurement import CaseRunner
-from tfperf.store import BaselineStore
-from tfperf.tiers import Tier
+from tfperf.cases import catalog, matrix, options, requirements, xla_modes
+from tfperf.cases.machine import Machine, detect
+from tfperf.equivalence import hypothesis_profiles
+from tfperf.equivalence.arms import ArmRunner
+from tfperf.equivalence.check import EquivalenceCheck
+from tfperf.gate import history
+from tfperf.gate import report as gate_report
+from tfperf.gate import rules as gate_rules
+from tfperf.gate.case import Sources
+from tfperf.gate.files import StoreError
+from tfperf.gate.store import BaselineStore
+from tfperf.measure import report
+from tfperf.measure.case_runner import CaseRunner
+from tfperf.processes import warm_start
 from tfperf.workload import WorkloadError, WorkloadInfo
 
 MARKERS = {
@@ -45,23 +37,6 @@ MARKERS = {
     "cpu": "runs on CPU devices",
     "gpu": "runs on GPU devices",
 }
-
-
-# Hypothesis profiles for the XLA equivalence property. `ci`: derandomized and few examples,
-# within the CPU self-test budget. `nightly`: many examples, with an example database that the
-# nightly workflow keeps between runs (so a failure found once is tried first next night).
-# Chosen by --hypothesis-profile, else $TFPERF_HYPOTHESIS_PROFILE, else by tier.
-HYPOTHESIS_DB = Path(".perf-results") / "hypothesis"
-# Examples train real models for seconds each: no deadline, no too-slow health check.
-# No explain phase: it re-runs the failing example many times over to annotate it, minutes of
-# training that the shrunk example and its reproduce command make unnecessary.
-_COMMON = settings(deadline=None, print_blob=True,
-                   phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("ci", _COMMON, max_examples=3, derandomize=True, database=None)
-settings.register_profile("nightly", _COMMON, max_examples=50,
-                          database=DirectoryBasedExampleDatabase(str(HYPOTHESIS_DB)))
-PROFILE_ENV = "TFPERF_HYPOTHESIS_PROFILE"
 
 
 @dataclass
@@ -103,17 +78,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
     # child is not verified yet (no GPU runner with TensorFlow has run it). Begun before the
     # options are read: naming a workload in them reads the workloads folder in a worker.
+    # (Nothing starts until the first worker does.)
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
     parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d, logs)))
     config.stash[SESSION] = PerfSession(parsed, machine, logs)
-    if not config.getoption("hypothesis_profile", None):
-        default = "ci" if parsed.tier is Tier.SMOKE else "nightly"
-        profile = os.environ.get(PROFILE_ENV, default)
-        if profile not in ("ci", "nightly"):
-            raise pytest.UsageError(f"${PROFILE_ENV}: no profile {profile!r}; valid: ci, nightly")
-        settings.load_profile(profile)
 
 
 RESULTS = Path(".perf-results")
@@ -125,8 +95,11 @@ def baselines_dir(config: pytest.Config) -> Path:
     return Path(str(bench.storage)) if bench is not None else config.rootpath / "baselines"
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    perf = session.config.stash[SESSION]
+def _start(session: pytest.Session, perf: PerfSession) -> None:
+    """What a session that runs the suite needs before its first case: pytest-benchmark's
+    storage keyed by this machine, the gate's rules, baselines and history, the case runner,
+    the XLA property's hypothesis profile. A session of another repository's own tests, where
+    the plugin is installed, collects no case and changes none of it."""
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
     if bench is not None:
@@ -145,6 +118,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                              perf.log_dir, history.session_id())
+    hypothesis_profiles.load(session.config, perf.options.tier)
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -174,10 +148,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("perf_case", params)
 
 
+SUITE_FIXTURES = ("perf_case", "xla_equivalence")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    error = session.config.stash[SESSION].collection_error
-    if error is not None:
-        raise pytest.UsageError(error)
+    perf = session.config.stash[SESSION]
+    if perf.collection_error is not None:
+        raise pytest.UsageError(perf.collection_error)
+    if any(name in getattr(item, "fixturenames", ()) for item in session.items
+           for name in SUITE_FIXTURES):
+        _start(session, perf)
 
 
 @pytest.fixture(scope="session")
@@ -271,6 +251,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]
                                          ) -> None:
     perf = config.stash[SESSION]
+    if perf.runner is None:
+        return  # not a session of the suite: another project's benchmarks
     machine = perf.machine
     # CUDA and cuDNN as TensorFlow was built with them, which only a worker can say: known
     # once a case has run (pytest-benchmark saves its JSON at the end of the session).

@@ -7,7 +7,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+WORKER = Path(__file__).resolve().parent / "worker"
 
 
 def names(package_path: Iterable[str]) -> set[str]:
@@ -20,3 +23,9 @@ def load(package: str, package_path: Iterable[str], name: str, attribute: str, k
     if name not in names(package_path):
         raise KeyError(f"{kind} {name!r} is not implemented")
     return getattr(importlib.import_module(f"{package}.{name}"), attribute)
+
+
+def implemented(kind: str) -> set[str]:
+    """The values of one of the worker's plug-in packages (strategies, pipelines, placements),
+    listed from its folder: the host side never imports the worker side."""
+    return names([str(WORKER / kind)])

@@ -1,7 +1,7 @@
 """ResNet building blocks the ResNet workloads share (a helper module, not a workload).
 
 Convolutions carry no bias (the batch norm after them has its own offset); batch norm is the
-fused kernel (tfperf.layers.FusedBatchNorm); every tensor stays in the case's data format from
+fused kernel (tfperf.worker.layers.FusedBatchNorm); every tensor stays in the case's data format from
 input to pooling, so an NCHW case never transposes per step.
 """
 
@@ -13,9 +13,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
-from tfperf.synthetic import ImageBytes, learnable_images
-from tfperf.tiers import Tier
+from tfperf.cases.tiers import Tier
+from tfperf.worker.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.worker.synthetic import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig
 
 

@@ -18,8 +18,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.layers import output_dtype
-from tfperf.tiers import Tier
+from tfperf.cases.tiers import Tier
+from tfperf.worker.layers import output_dtype
 from tfperf.workload import ModelConfig
 
 

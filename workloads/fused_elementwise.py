@@ -22,7 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.tiers import Tier
+from tfperf.cases.tiers import Tier
 from tfperf.workload import ModelConfig
 
 FLOAT32_BYTES = 4

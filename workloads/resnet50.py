@@ -13,9 +13,9 @@ import numpy as np
 import tensorflow as tf
 from _resnet import bottleneck_block, classifier, conv_bn, image_shape
 
-from tfperf.layers import MaxPool2D
-from tfperf.synthetic import ImageBytes, learnable_images
-from tfperf.tiers import Tier
+from tfperf.cases.tiers import Tier
+from tfperf.worker.layers import MaxPool2D
+from tfperf.worker.synthetic import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig
 
 CLASSES = 1000

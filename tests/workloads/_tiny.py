@@ -8,9 +8,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.layers import FusedBatchNorm, keras_data_format, output_dtype
-from tfperf.synthetic import ImageBytes, learnable_images
-from tfperf.tiers import Tier
+from tfperf.cases.tiers import Tier
+from tfperf.worker.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.worker.synthetic import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig
 
 CLASSES = 4

@@ -1,0 +1,131 @@
+"""The house shows its plan, and keeps it: the pytest process never imports TensorFlow (the
+worker side lives in tfperf/worker/ and nothing else imports it), no module needs scrolling,
+the front page is short and its commands select cases, and the harness installs as a pytest
+plugin that runs the suite in another repository."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, TEST_WORKLOADS
+
+PACKAGE = REPO / "tfperf"
+WORKER_SIDE = PACKAGE / "worker"
+MAX_LINES = 300
+FRONT_PAGE_BYTES = 12_000
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _host_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if WORKER_SIDE not in p.parents)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_host_modules_import_nothing_from_the_worker_side() -> None:
+    crossing = {
+        _module(path): sorted(m for m in _imports(path)
+                              if m.split(".")[0] in ("tensorflow", "keras")
+                              or m == "tfperf.worker" or m.startswith("tfperf.worker."))
+        for path in _host_modules()}
+    assert not {name: found for name, found in crossing.items() if found}
+
+
+def test_the_pytest_process_never_imports_tensorflow() -> None:
+    """Every host module, the plugin first, imported in a fresh interpreter."""
+    modules = ["tfperf.plugin", *(_module(p) for p in _host_modules())]
+    probe = ("import importlib, sys\n"
+             f"for name in {modules!r}:\n"
+             "    importlib.import_module(name)\n"
+             "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_no_module_needs_scrolling() -> None:
+    long = {_module(p): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long
+
+
+def test_the_front_page_is_short() -> None:
+    assert len((REPO / "README.md").read_bytes()) < FRONT_PAGE_BYTES
+
+
+def _front_page_selections() -> list[list[str]]:
+    """The pytest arguments of every `./run perf` command the front page shows."""
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    commands = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    return [shlex.split(c)[2:] for c in commands if c.startswith("./run perf ")]
+
+
+def test_the_front_page_shows_selections() -> None:
+    assert len(_front_page_selections()) >= 3
+
+
+@pytest.mark.parametrize("args", _front_page_selections(), ids=" ".join)
+def test_every_front_page_selection_selects_cases(args: list[str]) -> None:
+    listing = [flag for flag in ("--collect-only", "-q") if flag not in args]
+    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", *args, *listing], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = re.search(r"(\d+)(?:/\d+)? tests? collected", done.stdout)
+    assert collected and int(collected.group(1)) > 0, done.stdout
+
+
+def _project(path: Path) -> Path:
+    """Another team's repository: a folder of workloads, no conftest.py, no pytest.ini."""
+    folder = path / "my_workloads"
+    folder.mkdir()
+    for name in ("_tiny.py", "tinycnn.py"):
+        shutil.copy(TEST_WORKLOADS / name, folder)
+    return path
+
+
+def test_the_installed_plugin_runs_the_suite_in_another_repository(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert not list(project.rglob("conftest.py"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--pyargs", "tfperf.suite",
+         "--perf-workloads=my_workloads", "-k",
+         "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic",
+         "--perf-rounds=2", "--perf-warmup-rounds=1", "--perf-steps-per-round=5", "-p",
+         "no:cacheprovider"], cwd=project, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 no_baseline" in done.stdout, done.stdout
+    assert "tfperf: smoke tier on" in done.stdout
+    assert list((project / ".perf-results" / "history").rglob("*.json"))
+
+
+def test_the_installed_plugin_stays_out_of_other_test_sessions(tmp_path: Path) -> None:
+    (tmp_path / "test_other.py").write_text("def test_other():\n    assert True\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Listed among the plugins, and nothing more: no summary of its own, no results folder.
+    assert "1 passed" in done.stdout and "tfperf:" not in done.stdout, done.stdout
+    assert not (tmp_path / ".perf-results").exists()

@@ -1,0 +1,292 @@
+"""The `--perf-*` option group: declared once, parsed once into a typed PerfOptions.
+
+Values are parsed here rather than by argparse `type=` so that a bad value stops the run with
+one line that names the option, the value and what is valid, before any case runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tfperf.cases.matrix import AXIS_BY_NAME
+from tfperf.cases.requirements import VIRTUAL_POLICIES
+from tfperf.cases.tiers import MEASUREMENT, Tier
+from tfperf.equivalence.compare import FAULTS, ArmSpec
+from tfperf.gate.statistics import GateSettings
+from tfperf.processes.cluster import CLUSTER_MODES
+from tfperf.processes.protocol import ALL_REDUCE, FILE_LAYOUTS
+
+DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
+ON_OFF = ("on", "off")
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Test-only: slow the cases whose id contains `pattern` by `fraction` of their round time."""
+
+    fraction: float
+    pattern: str = ""
+
+
+@dataclass(frozen=True)
+class PerfOptions:
+    tier: Tier
+    only: Mapping[str, tuple[str, ...]]
+    batch_size: int | None
+    warmup_rounds: int
+    rounds: int
+    steps_per_round: int
+    timeout_s: float
+    gate: GateSettings
+    rerun: bool  # re-run a flagged case before failing it
+    gating: bool  # off: measure and record only (the refresh command's sessions)
+    history_dir: Path  # every gated run is kept here, one file per session
+    workloads_dir: Path
+    cache_dir: Path  # generated input files (TFRecord), kept across sessions
+    file_layout: str  # TFRecord files: many_small or few_large
+    virtual_devices: str = "cpu"  # device kinds split into logical devices: off, cpu or all
+    all_reduce: str = "auto"  # the replicated strategy's all-reduce algorithm
+    size: str | None = None  # the workload size, if not the tier's
+    cluster: str = "local"  # multi-process cases: local (loopback), tf_config or slurm
+    profile: tuple[str, ...] = ()  # cases whose id contains one of these are profiled
+    profile_regressions: bool = False  # profile every case whose regression is confirmed
+    profile_dir: Path = Path(".perf-results/profiles")
+    injection: Injection | None = None
+    retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
+    xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
+    xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("perf", "TensorFlow training performance")
+    group.addoption("--perf-tier", metavar="TIER",
+                    help="smoke, nightly or full (default: nightly with a GPU, smoke without).")
+    group.addoption("--perf-only", metavar="AXIS=V[,V]", action="append", default=[],
+                    help="Run only these values of an axis; repeat for several axes. "
+                         f"Axes: workload, {', '.join(AXIS_BY_NAME)}.")
+    group.addoption("--perf-batch-size", metavar="N",
+                    help="Batch size per device (default: the workload's, for the tier's size).")
+    group.addoption("--perf-warmup-rounds", metavar="N",
+                    help="Rounds run before measuring, for tracing, compilation and autotuning.")
+    group.addoption("--perf-rounds", metavar="N", help="Measured rounds per case.")
+    group.addoption("--perf-cache-dir", metavar="DIR", default=".perf-results/cache",
+                    help="Where generated input files (TFRecord) are kept and reused "
+                         "(default: .perf-results/cache).")
+    group.addoption("--perf-tfrecord-files", metavar="LAYOUT", default="few_large",
+                    help=f"TFRecord file layout: {' or '.join(FILE_LAYOUTS)} (default: few_large).")
+    group.addoption("--perf-virtual-devices", metavar="KINDS", default="cpu",
+                    help="Run cases that need more devices than the machine has on logical "
+                         "devices split from one: off, cpu (default: TensorFlow sees one CPU "
+                         "device) or all (GPUs too). Such cases are marked virtual.")
+    group.addoption("--perf-all-reduce", metavar="ALGORITHM", default="auto",
+                    help=f"All-reduce of the replicated strategy: {', '.join(ALL_REDUCE)} (default "
+                         "auto: nccl on GPUs, the collective ring on CPU).")
+    group.addoption("--perf-cluster", metavar="MODE", default="local",
+                    help="Multi-process cases: local (default: the suite starts every task on "
+                         "this machine over loopback), tf_config or slurm (this machine runs its "
+                         "own task of a real cluster described by TF_CONFIG or the Slurm job).")
+    group.addoption("--perf-size", metavar="SIZE",
+                    help="Workload size: tiny or full (default: the tier's, tiny for smoke).")
+    group.addoption("--perf-steps-per-round", metavar="K",
+                    help="Training steps per round; the host synchronises once per round.")
+    group.addoption("--perf-timeout", metavar="SECONDS",
+                    help="Wall-clock limit for one case, start to finish.")
+    defaults = GateSettings()
+    group.addoption("--perf-z", metavar="Z",
+                    help="Robust z-score (against the per-run medians of the case's history) "
+                         f"beyond which a slowdown is significant (default: {defaults.z:g}).")
+    group.addoption("--perf-effect-floor", metavar="PERCENT",
+                    # argparse %-formats help texts: a literal percent sign is written %%.
+                    help="The least slowdown that fails a case, however significant (default: "
+                         f"{defaults.floor * 100:g}%%; per case in baselines/gate.toml).")
+    group.addoption("--perf-min-history", metavar="N",
+                    help="Runs of history needed for the z-score; with fewer, a threshold "
+                         f"derived from the measured spread (default: {defaults.min_history}).")
+    group.addoption("--perf-rerun", metavar="on|off",
+                    help="Re-run a flagged case and confirm its slowdown before failing it "
+                         "(default: on in the nightly and full tiers, off in smoke).")
+    group.addoption("--perf-gate", metavar="on|off", default="on",
+                    help="off: measure and keep the runs without gating them (default: on).")
+    group.addoption("--perf-history", metavar="DIR", default=".perf-results/history",
+                    help="Where every gated run is kept, one file per session "
+                         "(default: .perf-results/history).")
+    group.addoption("--perf-profile", metavar="TEXT", action="append", default=[],
+                    help="Capture a TensorFlow profiler trace of one round, after the measured "
+                         "rounds, of the cases whose id contains TEXT (repeatable; 'all' for "
+                         "every case). TensorBoard's profile plugin opens it.")
+    group.addoption("--perf-profile-regressions", metavar="on|off",
+                    help="Capture a profile of every case whose regression is confirmed, in "
+                         "its re-run (default: on in the nightly and full tiers, off in smoke).")
+    group.addoption("--perf-profile-dir", metavar="DIR", default=".perf-results/profiles",
+                    help="Where profiles are kept, one folder per session and case "
+                         "(default: .perf-results/profiles).")
+    group.addoption("--perf-workloads", metavar="DIR", default="workloads",
+                    help="Folder of workload modules, relative to the rootdir.")
+    group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
+                    help="For testing the gate only: add this fraction of a round's time to "
+                         "every measured round of the cases whose id contains TEXT.")
+    group.addoption("--perf-retrace-fault", metavar="TEXT",
+                    help="For testing the steady-state check only: make the step of the cases "
+                         "whose id contains TEXT trace again in their second measured round.")
+    group.addoption("--perf-xla-fault", metavar="FAULT",
+                    help="For testing the XLA equivalence check only: inject a numerical fault "
+                         f"into its XLA arm: {', '.join(FAULTS)}.")
+    group.addoption("--perf-xla-example", metavar="JSON",
+                    help="Run the XLA equivalence check on this one example (as printed by a "
+                         "failure) instead of drawing examples.")
+
+
+def _positive_int(option: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{option}: {text!r} is not a whole number of at least 1")
+    return value
+
+
+def _positive_float(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"{option}: {text!r} is not a number greater than 0")
+    return value
+
+
+def _tier(text: str) -> Tier:
+    try:
+        return Tier.parse(text)
+    except ValueError as error:
+        raise ValueError(f"--perf-tier: {error}") from None
+
+
+def _percent(option: str, text: str) -> float:
+    percent = _positive_float(option, text.strip().rstrip("%"))
+    if percent >= 100:
+        raise ValueError(f"{option}: {text!r} must be a percentage between 0 and 100")
+    return percent / 100
+
+
+def _gate(get: Callable[[str], str | None]) -> GateSettings:
+    defaults = GateSettings()
+    z, floor, history = get("perf_z"), get("perf_effect_floor"), get("perf_min_history")
+    return GateSettings(
+        z=_positive_float("--perf-z", z) if z else defaults.z,
+        floor=_percent("--perf-effect-floor", floor) if floor else defaults.floor,
+        min_history=_positive_int("--perf-min-history", history) if history
+        else defaults.min_history)
+
+
+def _only(items: list[str], workloads: list[str]) -> dict[str, tuple[str, ...]]:
+    axes: dict[str, list[str]] = {"workload": workloads}
+    axes.update({name: list(axis.values) for name, axis in AXIS_BY_NAME.items()})
+    only: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        if not sep or name not in axes:
+            raise ValueError(
+                f"--perf-only: {item!r} is not AXIS=VALUE[,VALUE]; axes: {', '.join(axes)}"
+            )
+        chosen = tuple(v for v in values.split(",") if v)
+        unknown = [v for v in chosen if v not in axes[name]]
+        if unknown or not chosen:
+            raise ValueError(
+                f"--perf-only: {name} has no value {','.join(unknown) or '(empty)'!r}; "
+                f"valid: {', '.join(axes[name])}"
+            )
+        only[name] = chosen
+    return only
+
+
+def _injection(text: str) -> Injection:
+    fraction, _, pattern = text.partition("@")
+    return Injection(_positive_float("--perf-inject-slowdown", fraction), pattern)
+
+
+def _profile(texts: list[str]) -> tuple[str, ...]:
+    if "" in texts:
+        raise ValueError("--perf-profile: empty; give text from the ids of the cases to profile, "
+                         "or 'all'")
+    return tuple(texts)
+
+
+def _fault(text: str) -> str:
+    if text not in FAULTS:
+        raise ValueError(f"--perf-xla-fault: no fault {text!r}; valid: {', '.join(FAULTS)}")
+    return text
+
+
+def _one_of(option: str, noun: str, text: str, valid: Iterable[str]) -> str:
+    if text not in valid:
+        raise ValueError(f"{option}: no {noun} {text!r}; valid: {', '.join(valid)}")
+    return text
+
+
+def _example(text: str) -> ArmSpec:
+    try:
+        return ArmSpec.from_json(text)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"--perf-xla-example: not an example as printed by a failure "
+                         f"({error})") from None
+
+
+def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path], list[str]]
+          ) -> PerfOptions:
+    """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
+    get = config.getoption
+    try:
+        tier = _tier(get("perf_tier")) if get("perf_tier") else (
+            Tier.NIGHTLY if has_gpu else Tier.SMOKE)
+        measurement = MEASUREMENT[tier]
+        workloads_dir = Path(config.rootpath, get("perf_workloads"))
+        timeout = get("perf_timeout")
+        batch = get("perf_batch_size")
+        only_items = get("perf_only")
+        return PerfOptions(
+            tier=tier,
+            only=_only(only_items, workload_names(workloads_dir)) if only_items else {},
+            batch_size=_positive_int("--perf-batch-size", batch) if batch else None,
+            warmup_rounds=_positive_int("--perf-warmup-rounds", get("perf_warmup_rounds"))
+            if get("perf_warmup_rounds") else measurement.warmup_rounds,
+            rounds=_positive_int("--perf-rounds", get("perf_rounds"))
+            if get("perf_rounds") else measurement.rounds,
+            steps_per_round=_positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
+            if get("perf_steps_per_round") else measurement.steps_per_round,
+            timeout_s=_positive_float("--perf-timeout", timeout) if timeout
+            else DEFAULT_TIMEOUT_S[tier],
+            gate=_gate(get),
+            rerun=_one_of("--perf-rerun", "value", get("perf_rerun"), ON_OFF) == "on"
+            if get("perf_rerun") else tier is not Tier.SMOKE,
+            gating=_one_of("--perf-gate", "value", get("perf_gate"), ON_OFF) == "on",
+            history_dir=Path(config.rootpath, get("perf_history")),
+            workloads_dir=workloads_dir,
+            cache_dir=Path(config.rootpath, get("perf_cache_dir")),
+            file_layout=_one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),
+                                FILE_LAYOUTS),
+            virtual_devices=_one_of("--perf-virtual-devices", "value",
+                                    get("perf_virtual_devices"), VIRTUAL_POLICIES),
+            all_reduce=_one_of("--perf-all-reduce", "algorithm", get("perf_all_reduce"),
+                               ALL_REDUCE),
+            size=_one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
+            if get("perf_size") else None,
+            cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
+            profile=_profile(get("perf_profile")),
+            profile_regressions=_one_of("--perf-profile-regressions", "value",
+                                        get("perf_profile_regressions"), ON_OFF) == "on"
+            if get("perf_profile_regressions") else tier is not Tier.SMOKE,
+            profile_dir=Path(config.rootpath, get("perf_profile_dir")),
+            injection=_injection(get("perf_inject_slowdown"))
+            if get("perf_inject_slowdown") else None,
+            retrace_fault=get("perf_retrace_fault") or None,
+            xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,
+            xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
+        )
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None

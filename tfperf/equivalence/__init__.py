@@ -1,0 +1,1 @@
+"""XLA equivalence, host side: arms in workers, their comparison, the tolerances."""

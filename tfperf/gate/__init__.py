@@ -1,0 +1,1 @@
+"""The regression gate: statistics, rules, history, baselines, verdicts and reports."""

@@ -1,0 +1,83 @@
+"""Gate stored results without re-running anything.
+
+    tfperf-gate .perf-results/history/results/<session>.json [--history DIR] [--baselines DIR]
+
+Every run of the session file is judged against its history (the active baseline entry and the
+other kept sessions) exactly as `pytest perf/` judges it, except that a flagged figure is
+confirmed with the run's own rounds, not a re-run. Exit 0: no confirmed regression; 1: some;
+2: bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tfperf.gate import case as case_gate
+from tfperf.gate import history
+from tfperf.gate import report as gate_report
+from tfperf.gate import rules as gate_rules
+from tfperf.gate.case import Sources
+from tfperf.gate.files import StoreError, read_json
+from tfperf.gate.statistics import GateSettings
+from tfperf.gate.store import BaselineStore
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = GateSettings()
+    parser = argparse.ArgumentParser(prog="tfperf-gate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("session", type=Path, help="a session file written by pytest perf/")
+    parser.add_argument("--history", type=Path, default=Path(".perf-results/history"),
+                        help="the kept sessions (default: .perf-results/history)")
+    parser.add_argument("--baselines", type=Path, default=Path("baselines"),
+                        help="the shared baselines (default: baselines)")
+    parser.add_argument("--reports", type=Path, default=Path(".perf-results/reports"),
+                        help="where summary.md and the trend plots go")
+    parser.add_argument("--z", type=float, default=defaults.z)
+    parser.add_argument("--effect-floor", type=float, default=defaults.floor * 100,
+                        metavar="PERCENT")
+    parser.add_argument("--min-history", type=int, default=defaults.min_history)
+    return parser
+
+
+def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> GateSettings:
+    if not args.z > 0:
+        parser.error(f"--z: {args.z} is not a number greater than 0")
+    if not 0 < args.effect_floor < 100:
+        parser.error(f"--effect-floor: {args.effect_floor} is not a percentage between 0 and 100")
+    if args.min_history < 1:
+        parser.error(f"--min-history: {args.min_history} is not at least 1")
+    return GateSettings(z=args.z, floor=args.effect_floor / 100, min_history=args.min_history)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    settings = _settings(parser, args)
+    try:
+        data = read_json(args.session)
+        runs = history.read_session(args.session, data)
+        key = data.get("machine_key")
+        if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
+            raise StoreError(f"{args.session} has no valid machine_key")
+        rules = gate_rules.load(args.baselines)
+        sources = Sources(BaselineStore(args.baselines / key / "entries").active(),
+                          history.History(args.history).runs(exclude=args.session))
+    except (StoreError, gate_rules.RulesError) as error:
+        print(f"tfperf-gate: {error}", file=sys.stderr)
+        return 2
+    today = datetime.date.today()
+    gates = [case_gate.conclude(case_gate.assess(run, sources, rules, settings), None, rules,
+                                settings, today) for run in runs]
+    text = gate_report.markdown(gates, f"{args.session.name} on {key}")
+    print(text)
+    for line in gate_report.write_reports(gates, args.reports, f"{args.session.name} on {key}"):
+        print(line)
+    return 1 if any(g.failed for g in gates) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

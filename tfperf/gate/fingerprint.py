@@ -1,0 +1,97 @@
+"""A result's fingerprint: the hard key that decides which history it belongs to, and the soft
+facts that are only shown when they differ.
+
+A result is never compared with a history of another hard key: a driver update is worth
+a note in the report, but a different GPU, CUDA or configuration is a different experiment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.cases.machine import Machine
+
+# Bump when a change to how cases are measured makes earlier results incomparable.
+MEASUREMENT_VERSION = 1
+
+HARD_FIELDS = (
+    "gpu_model", "gpu_count", "gpu_memory_bytes", "compute_capability", "cuda", "cudnn",
+    "tensorflow", "tensorflow_git", "python", "cpu_model", "cpu_cores", "virtual", "config",
+)
+SOFT_FIELDS = ("driver", "gpu_max_sm_clock_mhz", "gpu_power_limit_w", "host_cpu", "host",
+               "runner")
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """A short hash of the case's configuration (axis values, workload, size, batch, steps and
+    the harness's measurement settings)."""
+    text = json.dumps({**config, "measurement_version": MEASUREMENT_VERSION}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    hard: Mapping[str, Any]
+    soft: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        text = json.dumps(dict(self.hard), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def hard_differences(self, other: Fingerprint) -> list[str]:
+        """`field: history's value -> this result's value` for each hard field that differs."""
+        return _differences(other.hard, self.hard, HARD_FIELDS)
+
+    def soft_differences(self, other: Fingerprint) -> list[str]:
+        return _differences(other.soft, self.soft, SOFT_FIELDS)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hard": dict(self.hard), "soft": dict(self.soft)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Fingerprint:
+        return cls(dict(data["hard"]), dict(data.get("soft", {})))
+
+
+def _differences(before: Mapping[str, Any], now: Mapping[str, Any], names: tuple[str, ...]
+                 ) -> list[str]:
+    return [f"{name}: {before.get(name)!r} -> {now.get(name)!r}"
+            for name in names if before.get(name) != now.get(name)]
+
+
+def of_case(machine: Machine, build: Mapping[str, Any], device_kind: str, virtual: bool,
+            config: Mapping[str, Any]) -> Fingerprint:
+    """The fingerprint of one case's result. `build` is what the worker's TensorFlow reported
+    (version, git hash, CUDA, cuDNN); the GPU facts come from NVML, the CPU's from /proc."""
+    gpu = machine.gpus[0] if machine.gpus and device_kind == "gpu" else None
+    hard: dict[str, Any] = {
+        "gpu_model": gpu.name if gpu else None,
+        "gpu_count": len(machine.gpus) if gpu else 0,
+        "gpu_memory_bytes": gpu.memory_bytes if gpu else None,
+        "compute_capability": gpu.compute_capability if gpu else None,
+        "cuda": build.get("cuda") if gpu else None,
+        "cudnn": build.get("cudnn") if gpu else None,
+        "tensorflow": build.get("tensorflow"),
+        "tensorflow_git": build.get("tensorflow_git"),
+        "python": machine.python,
+        # A CPU case runs on the CPU: its model and cores are the hardware. A GPU case's host
+        # CPU is shown when it differs, but does not split the history.
+        "cpu_model": None if gpu else machine.cpu_model,
+        "cpu_cores": None if gpu else machine.cpu_cores,
+        "virtual": virtual,
+        "config": config_hash(config),
+    }
+    soft: dict[str, Any] = {
+        "driver": machine.driver,
+        "gpu_max_sm_clock_mhz": gpu.max_sm_clock_mhz if gpu else None,
+        "gpu_power_limit_w": gpu.power_limit_w if gpu else None,
+        "host_cpu": f"{machine.cpu_model} ({machine.cpu_cores} cores)" if gpu else None,
+        "host": machine.host,
+        "runner": machine.runner,
+    }
+    return Fingerprint(hard, soft)

@@ -1,0 +1,136 @@
+"""Every gated run is kept: one session file per `pytest perf/` session, one run per case.
+
+A case's baseline is its recent history of runs, not one file. A run holds what the gate needs
+later without re-running anything: the per-run median, every round's rate (for the
+Mann-Whitney test), the other gated figures, the fingerprint and the verdict it got.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfperf.gate import schemas
+from tfperf.gate.files import read_json, write_growing
+from tfperf.gate.fingerprint import Fingerprint
+
+SESSION_FORMAT = "tfperf-session/1"
+
+
+@dataclass(frozen=True)
+class Run:
+    case_id: str
+    fingerprint: Fingerprint
+    when: str  # ISO 8601, UTC: runs sort by it
+    session: str
+    examples_per_sec: float  # the median round's
+    round_examples_per_sec: tuple[float, ...]
+    scaling_efficiency: float | None = None
+    peak_memory_bytes: float | None = None
+    commit: str = ""
+    verdict: str = ""  # what the gate said when it ran ("" for a refresh's sessions)
+    rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
+
+    def value(self, metric: str) -> float | None:
+        value = getattr(self, metric)
+        return float(value) if value is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id, "fingerprint": self.fingerprint.to_json(),
+            "when": self.when, "session": self.session, "commit": self.commit,
+            "examples_per_sec": self.examples_per_sec,
+            "round_examples_per_sec": list(self.round_examples_per_sec),
+            "scaling_efficiency": self.scaling_efficiency,
+            "peak_memory_bytes": self.peak_memory_bytes, "verdict": self.verdict,
+            "rerun_round_examples_per_sec": list(self.rerun_round_examples_per_sec),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Run:
+        """A run from a stored file, already validated against schemas.RUN by its reader."""
+        return cls(
+            case_id=data["case_id"], fingerprint=Fingerprint.from_json(data["fingerprint"]),
+            when=data["when"], session=data["session"], commit=str(data.get("commit", "")),
+            examples_per_sec=float(data["examples_per_sec"]),
+            round_examples_per_sec=tuple(float(r) for r in data["round_examples_per_sec"]),
+            scaling_efficiency=_number(data.get("scaling_efficiency")),
+            peak_memory_bytes=_number(data.get("peak_memory_bytes")),
+            verdict=str(data.get("verdict", "")),
+            rerun_round_examples_per_sec=tuple(
+                float(r) for r in data.get("rerun_round_examples_per_sec", [])),
+        )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
+
+
+@functools.cache
+def _commit() -> str:
+    return commit()
+
+
+def commit() -> str:
+    """The checked-out commit, with -dirty when the tree has changes; "" outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("-dirty" if dirty else "")
+
+
+class History:
+    """The session files under `folder/results/`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.results = folder / "results"
+
+    def sessions(self) -> list[Path]:
+        return sorted(self.results.glob("*.json")) if self.results.is_dir() else []
+
+    def runs(self, exclude: Path | None = None) -> list[Run]:
+        """Every stored run, oldest first. A file of another format (pytest-benchmark's JSON
+        kept by older nightlies) is passed over; a broken session file stops with its name."""
+        runs: list[Run] = []
+        for path in self.sessions():
+            if exclude is not None and path.resolve() == exclude.resolve():
+                continue
+            data = read_json(path)
+            if isinstance(data, dict) and data.get("format") == SESSION_FORMAT:
+                runs.extend(read_session(path, data))
+        return sorted(runs, key=lambda r: r.when)
+
+    def keep(self, session: str, tier: str, machine_key: str, runs: Iterable[Run]) -> Path:
+        """Write this session's file with every run so far. Called as each case ends, so a
+        session killed mid-way keeps every finished case."""
+        path = self.results / f"{session}.json"
+        write_growing(path, {"format": SESSION_FORMAT, "session": session, "tier": tier,
+                             "machine_key": machine_key, "when": now(), "commit": _commit(),
+                             "runs": [r.to_json() for r in runs]})
+        return path
+
+
+def read_session(path: Path, data: Mapping[str, Any] | None = None) -> list[Run]:
+    data = read_json(path) if data is None else data
+    schemas.validate(data, schemas.SESSION, path, "tfperf session file")
+    return [Run.from_json(run) for run in data["runs"]]
+
+
+def session_id() -> str:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-{os.getpid()}"

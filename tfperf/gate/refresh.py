@@ -1,0 +1,289 @@
+"""Refresh the shared baselines: measure fresh sessions, show what would change, write a new
+versioned entry only when asked, with a reason.
+
+    tfperf-refresh -k resnet20                   # 5 sessions, then a dry-run diff
+    tfperf-refresh --sessions-from .perf-results/refresh/<stamp> --write --reason "TF 2.21.1"
+    tfperf-refresh -k resnet20 --write --reason "TF 2.21.1"
+    tfperf-refresh -k resnet20 --write --mark-change --reason "new input pipeline"
+    tfperf-refresh --list
+    tfperf-refresh --rollback 3 --write --reason "entry 4 was measured on a throttled GPU"
+
+Sessions run `pytest perf/` with gating off. The refresh refuses (exit 1) when a case did not
+run in every session, when its runs' fingerprints differ, or when the spread of its per-session
+medians is over --max-spread. Nothing stored is changed or removed: each write is a new entry.
+The measured sessions are kept under .perf-results/refresh/, so that the entry a dry run showed
+can be written from them (--sessions-from) without measuring for another hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tfperf.cases.machine import detect
+from tfperf.gate import history
+from tfperf.gate.files import StoreError
+from tfperf.gate.history import Run
+from tfperf.gate.statistics import GateSettings, relative_sigma
+from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
+
+DEFAULT_SESSIONS = 5
+
+
+class Refused(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tfperf-refresh", description=__doc__.split("\n\n")[0],
+        epilog="Arguments after -- go to every session's pytest.")
+    parser.add_argument("-k", dest="selection", default="", help="pytest -k expression")
+    parser.add_argument("--tier", choices=("smoke", "nightly", "full"),
+                        help="the tier to measure (default: the machine's)")
+    parser.add_argument("--workload", action="append", default=[],
+                        help="only this workload (repeat for several)")
+    parser.add_argument("--sessions", type=int,
+                        help=f"fresh sessions (default: {DEFAULT_SESSIONS})")
+    parser.add_argument("--sessions-from", type=Path, metavar="DIR",
+                        help="write from the sessions an earlier refresh kept in DIR (its "
+                             "dry run names it) instead of measuring new ones")
+    parser.add_argument("--max-spread", type=float, default=5.0, metavar="PERCENT",
+                        help="refuse a case whose per-session medians spread more than this "
+                             "(robust relative sigma; default: 5)")
+    parser.add_argument("--write", action="store_true", help="write the entry (default: dry run)")
+    parser.add_argument("--reason", default="", help="why: required to write")
+    parser.add_argument("--mark-change", action="store_true",
+                        help="a distribution change: the cases' history restarts with these "
+                             "sessions (their earlier spread is kept)")
+    parser.add_argument("--rollback", type=int, metavar="N",
+                        help="make entry N's content the active baseline again")
+    parser.add_argument("--list", action="store_true", help="list the entries and exit")
+    parser.add_argument("--baselines", type=Path, default=Path("baselines"))
+    parser.add_argument("--history", type=Path, default=Path(".perf-results/history"),
+                        help="the kept nightly runs, for the spread a marked change keeps")
+    parser.add_argument("pytest_args", nargs="*", help=argparse.SUPPRESS)
+    return parser
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every mistake in the command line, before any session runs."""
+    if args.sessions_from is not None:
+        if args.sessions is not None or args.selection or args.workload or args.tier \
+                or args.pytest_args or args.rollback is not None:
+            parser.error("--sessions-from takes the sessions as they were measured: no -k, "
+                         "--tier, --workload, --sessions, --rollback or pytest arguments")
+        found = len(history.History(args.sessions_from).sessions())
+        if found < 2:
+            parser.error(f"--sessions-from: {args.sessions_from} holds {found} refresh "
+                         "session(s); a refresh's dry run keeps at least 2 there")
+    args.sessions = DEFAULT_SESSIONS if args.sessions is None else args.sessions
+    if args.sessions < 2:
+        parser.error(f"--sessions: {args.sessions} is too few to measure a spread; at least 2")
+    if not 0 < args.max_spread < 100:
+        parser.error(f"--max-spread: {args.max_spread} is not a percentage between 0 and 100")
+    if args.write and not args.reason.strip():
+        parser.error("--write needs --reason \"why the baselines change\"")
+    if args.rollback is not None and (args.mark_change or args.selection or args.workload):
+        parser.error("--rollback takes a whole entry: no -k, --workload or --mark-change")
+
+
+def _who() -> str:
+    try:
+        name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        name = ""
+    return name or getpass.getuser()
+
+
+def _same_judgement(args: argparse.Namespace) -> str:
+    """The options a dry run was judged with that differ from the defaults: the write it
+    suggests must judge the same way, or it could refuse what the dry run showed."""
+    defaults = _parser().parse_args([])
+    extra = [f"--{name.replace('_', '-')} {shlex.quote(str(getattr(args, name)))}"
+             for name in ("max_spread", "baselines", "history")
+             if getattr(args, name) != getattr(defaults, name)]
+    return "".join(f" {e}" for e in extra) + (" --mark-change" if args.mark_change else "")
+
+
+def kept_folder() -> Path:
+    """A new folder for one refresh's sessions (generated data: .perf-results is not kept in
+    git)."""
+    folder = Path(".perf-results") / "refresh" / history.session_id()
+    folder.mkdir(parents=True)
+    return folder
+
+
+def kept_sessions(folder: Path) -> list[list[Run]]:
+    return [history.read_session(path) for path in history.History(folder).sessions()]
+
+
+def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
+    """N real `pytest perf/` sessions, each keeping its runs under `folder`."""
+    command = [sys.executable, "-m", "pytest", "perf/", "-p", "no:cacheprovider",
+               "--perf-gate=off", f"--perf-history={folder}"]
+    if args.tier:
+        command.append(f"--perf-tier={args.tier}")
+    if args.workload:
+        command.append(f"--perf-only=workload={','.join(args.workload)}")
+    if args.selection:
+        command += ["-k", args.selection]
+    command += args.pytest_args
+    sessions = []
+    store = history.History(folder)
+    for i in range(args.sessions):
+        print(f"refresh: session {i + 1} of {args.sessions}: {shlex.join(command)}", flush=True)
+        before = set(store.sessions())
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+        new = sorted(set(store.sessions()) - before)
+        if not new:
+            tail = "\n".join(done.stdout.splitlines()[-15:])
+            raise Refused(f"session {i + 1} kept no runs (pytest exit {done.returncode}):\n{tail}")
+        sessions.append(history.read_session(new[0]))
+    return sessions
+
+
+def collect(sessions: Sequence[Sequence[Run]], max_spread: float) -> dict[str, list[Run]]:
+    """The runs per case; refuses a case missing from a session, with differing fingerprints,
+    or spread over `max_spread` (a fraction)."""
+    cases: dict[str, list[Run]] = {}
+    for runs in sessions:
+        for run in runs:
+            cases.setdefault(run.case_id, []).append(run)
+    if not cases:
+        raise Refused("no case ran: check the selection")
+    problems = []
+    for case_id, runs in sorted(cases.items()):
+        if len(runs) != len(sessions):
+            problems.append(f"{case_id}: ran in {len(runs)} of {len(sessions)} sessions (it "
+                            "failed in the others; see .perf-results/logs)")
+            continue
+        differences = [d for r in runs[1:] for d in r.fingerprint.hard_differences(runs[0].fingerprint)]
+        if differences:
+            problems.append(f"{case_id}: fingerprints differ between sessions: {differences[0]}")
+            continue
+        spread = relative_sigma([r.examples_per_sec for r in runs])
+        if spread > max_spread:
+            problems.append(f"{case_id}: sessions spread {spread:.1%} (over {max_spread:.1%}): "
+                            "too noisy to be a baseline")
+    if problems:
+        raise Refused("refused:\n  " + "\n  ".join(problems))
+    return cases
+
+
+def _median(runs: Sequence[Run]) -> float | None:
+    return float(np.median([r.examples_per_sec for r in runs])) if runs else None
+
+
+def diff(old: Entry | None, new: Mapping[str, CaseBaseline]) -> list[str]:
+    lines = [f"{'case':<78} {'old ex/s':>10} {'new ex/s':>10} {'change':>8} {'runs':>5}"]
+    for case_id, baseline in sorted(new.items()):
+        before = old.cases.get(case_id) if old else None
+        then, now = _median(before.runs) if before else None, _median(baseline.runs)
+        change = f"{now / then - 1:+.1%}" if then and now else "new"
+        if before is not None and before is baseline:
+            continue  # unchanged
+        lines.append(f"{case_id:<78} {then or 0:>10.1f} {now or 0:>10.1f} {change:>8} "
+                     f"{len(baseline.runs):>5}")
+        if before and before.runs and baseline.runs:
+            hard = baseline.runs[-1].fingerprint.hard_differences(before.runs[-1].fingerprint)
+            if hard:
+                lines.append(f"  fingerprint changes: {'; '.join(hard)}")
+    return lines
+
+
+def refreshed(old: Entry | None, measured: Mapping[str, list[Run]], mark: bool,
+              nightly: Sequence[Run], limit: int) -> dict[str, CaseBaseline]:
+    """The cases of the new entry: the old entry's, with the measured cases' runs added (or,
+    with a marked change, restarted with their spread kept)."""
+    cases = dict(old.cases) if old else {}
+    for case_id, runs in measured.items():
+        before = cases.get(case_id)
+        since = before.history_since if before else ""
+        if mark:
+            # The history restarts here; the spread it had is kept for the short-history
+            # threshold of the runs to come.
+            past = list(before.runs if before else ()) + [
+                r for r in nightly if r.case_id == case_id and r.when >= since]
+            kept = relative_sigma([r.examples_per_sec for r in past]) if len(past) >= 2 else None
+            cases[case_id] = CaseBaseline(tuple(runs), runs[0].when, kept)
+        elif before is None:
+            cases[case_id] = CaseBaseline(tuple(runs), since)
+        else:
+            cases[case_id] = CaseBaseline((before.runs + tuple(runs))[-limit:], since,
+                                          before.kept_spread)
+    return cases
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _check(parser, args)
+    folder = args.baselines / detect().key() / "entries"
+    store = BaselineStore(folder)
+    kept: Path | None = args.sessions_from
+    try:
+        if args.list:
+            for e in store.entries():
+                extra = f" (rollback of {e.rollback_of})" if e.rollback_of else ""
+                marked = f", marked change for {len(e.marked)}" if e.marked else ""
+                print(f"{e.version:4d}  {e.when[:19]}  {e.who}  {e.kind}{extra}: {e.reason} "
+                      f"[{len(e.cases)} cases{marked}, commit {e.commit[:12] or '?'}]")
+            return 0
+        active = store.active()
+        target = store.entry(args.rollback) if args.rollback is not None else None
+        measured: dict[str, list[Run]] = {}
+        if kept is not None:
+            measured = collect(kept_sessions(kept), args.max_spread / 100)
+        elif target is None:
+            kept = kept_folder()
+            measured = collect(run_sessions(args, kept), args.max_spread / 100)
+        nightly = history.History(args.history).runs()
+        limit = GateSettings().history_limit
+
+        def cases_over(current: Entry | None) -> dict[str, CaseBaseline]:
+            if target is not None:
+                return dict(target.cases)
+            return refreshed(current, measured, args.mark_change, nightly, limit)
+
+        print("\n".join(diff(active, cases_over(active))))
+        if not args.write:
+            again = (f"tfperf-refresh --sessions-from {kept}" if kept else
+                     f"tfperf-refresh --rollback {args.rollback}")
+            print(f"dry run: nothing written; to write this entry: {again}"
+                  f"{_same_judgement(args)} --write --reason \"...\"")
+            return 0
+
+        def make(current: Entry | None, version: int) -> Entry:
+            # Under the store's lock, built on whatever is active now: another refresh may
+            # have written an entry while this one measured, and its cases are kept.
+            return Entry(version, _who(), history.now(), history.commit(), args.reason.strip(),
+                         "refresh" if target is None else "rollback", cases_over(current),
+                         tuple(sorted(measured)) if args.mark_change else (), args.rollback)
+
+        entry = store.append(make)
+        print(f"wrote {folder / f'{entry.version:04d}.json'}: review it, then commit it")
+        return 0
+    except Refused as refusal:
+        print(f"tfperf-refresh: {refusal}", file=sys.stderr)
+        if kept is not None and history.History(kept).sessions():
+            # A refusal for spread may be judged again with another --max-spread, unmeasured.
+            print(f"tfperf-refresh: the sessions are kept in {kept} (--sessions-from)",
+                  file=sys.stderr)
+        return 1
+    except StoreError as error:
+        print(f"tfperf-refresh: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The gate's reports: a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set) and
+one PNG trend plot per gated case (its history, the noise band, tonight's point)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from tfperf.gate import statistics
+from tfperf.gate.case import CaseGate
+
+SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def _cell(value: float | None, form: str) -> str:
+    return format(value, form) if value is not None else ""
+
+
+def markdown(gates: Sequence[CaseGate], title: str) -> str:
+    failed = sum(g.failed for g in gates)
+    lines = [f"## tfperf gate: {title}", "",
+             f"{len(gates)} cases gated, {failed} confirmed regression"
+             f"{'s' if failed != 1 else ''}.", "",
+             "| case | verdict | examples/s | baseline | change | z | history | note |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    for g in gates:
+        v = g.throughput
+        notes = [n for n in (g.unjudged, g.fingerprint_note, g.waiver_note, g.soft_note and
+                             f"soft facts differ: {g.soft_note}") if n]
+        notes += [f"{x.metric.label}: {x.status} ({x.note or x.method})" for x in g.verdicts
+                  if x.status != statistics.OK and x.metric != statistics.THROUGHPUT]
+        if v and v.note:
+            notes.append(v.note)
+        if g.profile:
+            notes.append(f"profile: `tensorboard --logdir {g.profile}`")
+        verdict = f"**{g.status}**" if g.failed else g.status
+        lines.append(
+            f"| `{g.run.case_id}` | {verdict} | {g.run.examples_per_sec:.1f} | "
+            f"{_cell(v.baseline if v else None, '.1f')} | "
+            f"{_cell(v.change if v else None, '+.1%')} | {_cell(v.z if v else None, '+.1f')} | "
+            f"{len(g.history)} | {'; '.join(notes).replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _slug(case_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", case_id)
+
+
+def plot(g: CaseGate, path: Path) -> None:
+    """History (dots), its median and noise band (shaded), tonight (a large point, red and
+    marked when a regression was confirmed)."""
+    # Imported here: only a session that gated something pays for matplotlib.
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on runners
+    import matplotlib.pyplot as plt
+
+    v = g.throughput
+    figure, axes = plt.subplots(figsize=(7, 3.2))
+    past = [r.examples_per_sec for r in g.history]
+    xs = list(range(len(past)))
+    axes.plot(xs, past, "o-", color="#4c72b0", markersize=4, label="history (per-run median)")
+    if v is not None and v.baseline is not None and v.band is not None:
+        axes.axhline(v.baseline, color="#4c72b0", linewidth=0.8, linestyle="--", label="median")
+        axes.axhspan(v.band[0], v.band[1], color="#4c72b0", alpha=0.12, label="noise band")
+    colour = "#c44e52" if g.failed else "#dd8452" if g.status == "waived" else "#55a868"
+    axes.plot([len(past)], [g.run.examples_per_sec], "o", color=colour, markersize=9,
+              label=f"this run: {g.status}")
+    if g.failed:
+        axes.annotate("regression", (len(past), g.run.examples_per_sec),
+                      textcoords="offset points", xytext=(-30, -18), color=colour)
+    axes.set_title(g.run.case_id, fontsize=8)
+    axes.set_xlabel("run")
+    axes.set_ylabel("examples/s")
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def write_reports(gates: Sequence[CaseGate], folder: Path, title: str) -> list[str]:
+    """Write summary.md and trends/<case>.png under `folder`; append the summary to the
+    step summary when running in GitHub Actions. Returns lines for the terminal."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = markdown(gates, title)
+    (folder / "summary.md").write_text(text, encoding="utf-8")
+    step_summary = os.environ.get(SUMMARY_ENV)
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as f:
+            f.write(text)
+    for g in gates:
+        if g.history:
+            plot(g, folder / "trends" / f"{_slug(g.run.case_id)}.png")
+    return [f"gate reports: {folder / 'summary.md'}, trend plots in {folder / 'trends'}"]

@@ -1,0 +1,1 @@
+"""Measure a case: run its worker under pytest-benchmark, turn what it said into figures."""

@@ -1,0 +1,290 @@
+"""Measure one case: its worker runs under pytest-benchmark's fixture, then the numbers are
+recorded and judged. Always report, then fail: extra_info is complete before any failure."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tfperf.cases import xla_modes
+from tfperf.cases.machine import Machine
+from tfperf.cases.matrix import Case
+from tfperf.cases.options import PerfOptions
+from tfperf.cases.tiers import MEASUREMENT
+from tfperf.failures import CaseFailure
+from tfperf.gate import case as case_gate
+from tfperf.gate import fingerprint, history
+from tfperf.gate.case import CaseGate, Sources
+from tfperf.gate.rules import GateRules
+from tfperf.measure import figures, gpu_telemetry
+from tfperf.measure.figures import Measured
+from tfperf.measure.gpu_telemetry import Sampler
+from tfperf.processes.launcher import launch
+from tfperf.processes.protocol import WorkerSpec
+from tfperf.workload import WorkloadInfo
+
+
+@dataclass
+class CaseRecord:
+    """What the summary table shows for one case."""
+
+    case: Case
+    extra_info: dict[str, Any] = field(default_factory=dict)
+    gate: CaseGate | None = None
+    run: history.Run | None = None  # kept in the session's history file
+    failure: CaseFailure | None = None
+
+
+# Runs the measured rounds: called with one_round and the yardstick to time before each.
+Drive = Callable[[Callable[[], None], Callable[[], None]], None]
+
+
+class CaseRunner:
+    def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
+                 machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
+                 session: str) -> None:
+        self.gpu_memory_bytes = machine.gpus[0].memory_bytes if machine.gpus else 0
+        self.options = options
+        self.workloads = workloads
+        self.machine = machine
+        self.sources = sources
+        self.rules = rules
+        self.log_dir = log_dir
+        self.session = session
+        self.build: dict[str, Any] | None = None  # what the first worker's TensorFlow was built as
+        self.records: list[CaseRecord] = []
+        self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
+
+    def record_for(self, case: Case | None) -> CaseRecord | None:
+        for record in reversed(self.records):
+            if record.case == case:
+                return record
+        return None
+
+    def _spec(self, case: Case, info: WorkloadInfo) -> WorkerSpec:
+        size = self.options.size or MEASUREMENT[self.options.tier].size
+        return WorkerSpec(
+            case=case.axis_values(),
+            workload_path=str(info.path),
+            size=size,
+            batch_size=self.options.batch_size or info.batch_size(size, case.precision),
+            warmup_rounds=self.options.warmup_rounds,
+            steps_per_round=self.options.steps_per_round,
+            cache_dir=str(self.options.cache_dir),
+            virtual=case.virtual,
+            virtual_memory_mb=self._logical_gpu_memory_mb(case),
+            all_reduce=self.options.all_reduce,
+            file_layout=self.options.file_layout,
+            cluster=self.options.cluster,
+            retrace_round=1 if self.options.retrace_fault
+            and self.options.retrace_fault in case.id else None,
+        )
+
+    def _logical_gpu_memory_mb(self, case: Case) -> int | None:
+        """Each logical GPU's share of the physical GPU's memory (TensorFlow needs a limit to
+        split a GPU), with a tenth left for the runtime."""
+        if not (case.virtual and case.device_kind == "gpu" and self.gpu_memory_bytes):
+            return None
+        return int(self.gpu_memory_bytes * 0.9 / case.device_count) >> 20
+
+    def _telemetry(self, case: Case, env: dict[str, str]
+                   ) -> contextlib.AbstractContextManager[Sampler | None]:
+        """NVML sampling of the case's GPUs during the measured rounds; none for CPU cases."""
+        if case.device_kind != "gpu":
+            return contextlib.nullcontext()
+        visible = env["CUDA_VISIBLE_DEVICES"].split(",")
+        # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
+        # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
+        return Sampler([int(i) for i in visible if i.isdigit()])
+
+    def _inject_fraction(self, case: Case) -> float:
+        injection = self.options.injection
+        if injection is None or injection.pattern not in case.id:
+            return 0.0
+        return injection.fraction
+
+    def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
+                 log_name: str, profile_to: Path | None = None) -> Measured:
+        """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
+        for each measured round, with yardstick before it; then profile one more round into
+        `profile_to`, if given."""
+        round_s: list[float] = []
+        yardstick_rates: list[float] = []
+        losses: list[float] = []
+        env = xla_modes.case_environment(case, dict(os.environ))
+        with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
+                    self.options.cluster) as worker:
+            ready = worker.wait_ready()
+            self.build = self.build or ready.get("build")
+            warm = ready["warm_round_s"] or [ready["first_round_s"]]
+            inject = self._inject_fraction(case) * float(np.median(warm))
+
+            def one_round() -> None:
+                message = worker.run_round(inject)
+                round_s.append(message["seconds"])
+                losses.append(message["loss"])
+
+            def yardstick() -> None:
+                yardstick_rates.append(worker.yardstick())
+
+            with self._telemetry(case, env) as sampler:
+                drive(one_round, yardstick)
+            telemetry = sampler.summary() if sampler else {
+                "unavailable": "unavailable: a CPU case uses no GPU"}
+            if profile_to is not None:
+                worker.profile(profile_to)
+            finished = worker.finish()
+        return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to)
+
+    def _profile_path(self, case: Case, suffix: str = "") -> Path:
+        return self.options.profile_dir / self.session / f"{case.id}{suffix}"
+
+    def _profiled(self, case: Case) -> bool:
+        return any(text == "all" or text in case.id for text in self.options.profile)
+
+    def run(self, case: Case, benchmark: Any) -> CaseRecord:
+        record = CaseRecord(case)
+        self.records.append(record)
+        spec = self._spec(case, self.workloads()[case.workload])
+        info = record.extra_info
+        info.update(case_id=case.id, **case.axis_values(), virtual=case.virtual,
+                    batch_size=spec.batch_size,
+                    steps_per_round=spec.steps_per_round, size=spec.size)
+        benchmark.extra_info.update(info)
+        try:
+            measured = self._measure(
+                case, spec,
+                # pytest-benchmark calls setup before each round, outside the round's timing.
+                lambda one, yardstick: benchmark.pedantic(
+                    one, setup=yardstick, rounds=self.options.rounds, iterations=1),
+                f"{case.id}.log", self._profile_path(case) if self._profiled(case) else None)
+        except CaseFailure as failure:
+            record.failure = failure
+            info.update(failure=failure.cause, failure_message=failure.message)
+            benchmark.extra_info.update(info)
+            raise
+        info["gpu_telemetry"] = measured.telemetry
+        if measured.profile is not None:
+            info["profile"] = str(measured.profile)
+        info.update(figures.figures(spec, measured, benchmark))
+        info.update(self._scaling(case, info["examples_per_sec"]))
+        benchmark.extra_info.update(info)
+        self._judge(record, spec, measured, benchmark)
+        return record
+
+    def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
+                scaling_efficiency: float | None) -> history.Run:
+        """The run as the history keeps it: its fingerprint, median and every round's rate."""
+        examples_per_round = figures.examples_per_round(spec, measured.ready)
+        rates = tuple(examples_per_round / s for s in measured.round_s)
+        config = {**case.axis_values(), "size": spec.size, "batch_size": spec.batch_size,
+                  "steps_per_round": spec.steps_per_round, "rounds": self.options.rounds,
+                  "warmup_rounds": spec.warmup_rounds}
+        peak = measured.finished.get("peak_memory_bytes")
+        return history.Run(
+            case_id=case.id,
+            fingerprint=fingerprint.of_case(self.machine, measured.ready.get("build", {}),
+                                            case.device_kind, case.virtual, config),
+            when=history.now(), session=self.session,
+            examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
+            round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
+            peak_memory_bytes=float(peak) if peak else None)
+
+    def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
+        """A second, independent measurement of a flagged case: a fresh worker. It profiles
+        one more round when confirmed regressions are profiled (kept only if confirmed)."""
+        def drive(one: Callable[[], None], yardstick: Callable[[], None]) -> None:
+            for _ in range(self.options.rounds):
+                yardstick()
+                one()
+
+        profile_to = self._profile_path(case, ".regression") \
+            if self.options.profile_regressions else None
+        measured = self._measure(case, spec, drive, f"{case.id}.rerun.log", profile_to)
+        run = self._run_of(case, spec, measured, None)
+        scaling = self._scaling(case, run.examples_per_sec, remember=False)
+        return replace(run, scaling_efficiency=scaling.get("scaling_efficiency")), profile_to
+
+    def _scaling(self, case: Case, examples_per_sec: float, remember: bool = True
+                 ) -> dict[str, Any]:
+        """Examples/s per device over the 1-device figure of the same configuration (single
+        strategy, default placement) measured in this session. Cases run in the matrix's
+        order, which puts device count 1 first."""
+        if remember:
+            self.measured[case] = examples_per_sec
+        if case.device_count == 1 and case.workers == 1 and case.strategy == "single":
+            return {}
+        reference = replace(case, device_count=1, strategy="single", placement="default",
+                            workers=1, virtual=False)
+        one = self.measured.get(reference)
+        devices = case.device_count * case.workers
+        return {
+            "scaling_reference": reference.id,
+            "scaling_efficiency": examples_per_sec / devices / one if one else None,
+            **({} if one else {"scaling_note": f"{reference.id} did not run in this session"}),
+        }
+
+
+    def _judge(self, record: CaseRecord, spec: WorkerSpec, measured: Measured,
+               benchmark: Any) -> None:
+        info = record.extra_info
+        first, last = info["loss_first"], info["loss_last"]
+        if not last < first:
+            # A run that did not learn is not a valid baseline either: not kept.
+            benchmark.has_error = True
+            record.failure = CaseFailure(
+                "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
+                "did not learn, so its speed means nothing")
+            raise record.failure
+        unsteady = figures.unsteady(info["traces"]["during_measurement"],
+                             info["xla_compilations"]["during_measurement"])
+        if unsteady:
+            # Not kept either: the rounds measured tracing or compiling, not training.
+            record.failure = CaseFailure(
+                "not_steady", f"during the measured rounds {unsteady}: the measurement did "
+                "not see steady state")
+            raise record.failure
+        run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))
+        record.run = run
+        info["fingerprint"] = run.fingerprint.to_json()
+        if not self.options.gating:
+            benchmark.extra_info.update(info)
+            return
+        throttles = gpu_telemetry.throttled(info["gpu_telemetry"])
+        if throttles:
+            record.gate = case_gate.not_judged(run, throttles)
+            record.run = replace(run, verdict=record.gate.status)
+            info["gate"] = case_gate.extra_info(record.gate, None)
+            benchmark.extra_info.update(info)
+            return
+        settings = self.options.gate
+        verdict = case_gate.assess(run, self.sources, self.rules, settings)
+        again = profile = None
+        if verdict.flagged and self.options.rerun:
+            again, profile = self._rerun(record.case, spec)
+        verdict = case_gate.conclude(verdict, again, self.rules, settings,
+                                     datetime.date.today())
+        if profile is not None:
+            if verdict.failed:
+                info["regression_profile"] = str(profile)
+                verdict = replace(verdict, profile=str(profile))
+            else:  # a slowdown not confirmed needs no diagnosis
+                shutil.rmtree(profile, ignore_errors=True)
+        record.gate = verdict
+        record.run = replace(run, verdict=verdict.status, rerun_round_examples_per_sec=(
+            again.round_examples_per_sec if again else ()))
+        info["gate"] = case_gate.extra_info(verdict, again)
+        benchmark.extra_info.update(info)
+        if verdict.failed:
+            record.failure = CaseFailure("regression", case_gate.regression_message(verdict))
+            raise record.failure
+
+

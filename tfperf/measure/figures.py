@@ -1,0 +1,162 @@
+"""A measured case's figures: examples/s, MFU (or the fraction of the copy rate) round by round
+against the yardstick timed beside each round, the input pipeline's share, and everything the
+worker reported, as extra_info carries them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tfperf.measure import diagnosis
+from tfperf.processes.protocol import WorkerSpec
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def _input_figures(spec: WorkerSpec, finished: dict[str, Any], examples_per_sec: float,
+                   telemetry: dict[str, Any]) -> dict[str, Any]:
+    """What the input pipeline costs: its rate alone, the step's rate without it, and whether
+    the case was input-bound, with the evidence."""
+    pipeline, step = finished["pipeline_examples_per_sec"], finished["step_examples_per_sec"]
+    bound, why = diagnosis.input_bound(spec.case["device_kind"], pipeline, step, telemetry)
+    return {
+        "input": spec.case["input"],
+        "pipeline_examples_per_sec": pipeline,
+        "step_examples_per_sec": step,
+        "input_bound": bound,
+        "input_bound_evidence": why,
+        "fraction_of_step_alone": examples_per_sec / step if step else None,
+    }
+
+
+def examples_per_round(spec: WorkerSpec, ready: dict[str, Any]) -> int:
+    # Every replica trains on its own batch; a model-parallel case is one replica.
+    return spec.batch_size * int(ready["strategy"]["replicas"]) * spec.steps_per_round
+
+
+def paired_fraction(work_per_round: float, round_s: list[float], yardstick: list[float],
+                    devices: int) -> float:
+    """The median over rounds of each round's rate over the rate of the yardstick burst timed
+    beside it, for `devices` devices each with that yardstick: what the workload achieved of
+    what the device could do at that moment. A rate measured once per session would carry the
+    machine's speed swings between it and the rounds into the ratio (see peak)."""
+    if len(round_s) != len(yardstick) or not round_s:
+        raise ValueError(f"{len(round_s)} rounds and {len(yardstick)} yardstick bursts: "
+                         "each round needs its own")
+    return float(np.median([work_per_round / s / (rate * devices)
+                            for s, rate in zip(round_s, yardstick, strict=True)]))
+
+
+def yardstick_devices(spec: WorkerSpec) -> int:
+    """How many of the devices that a yardstick burst rates the case's replicas have: logical
+    devices split from one physical device share it (its cores, its SMs), and the burst, run
+    on the first of them, already had all of it."""
+    per_worker = 1 if spec.virtual else int(spec.case["device_count"])
+    return per_worker * int(spec.case["workers"])
+
+
+def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: float,
+                       examples_per_sec: float) -> dict[str, Any]:
+    """MFU, or for a memory-bound workload achieved bytes/s against the copy rate; either rated
+    round by round against the yardstick timed beside it."""
+    ready = measured.ready
+    per_round = examples_per_round(spec, ready)
+    devices = yardstick_devices(spec)
+    rate = float(np.median(measured.yardstick_rates))
+    if "bytes_per_example" in ready:
+        per_example = float(ready["bytes_per_example"])
+        # A memory-bound workload has no matrix products to rate: judged by bandwidth.
+        return {"mfu": None, "yardstick_devices": devices, "bytes_per_example": per_example,
+                "bytes_per_sec": per_example * examples_per_sec,
+                "copy_bytes_per_sec": rate, "copy_bytes_per_sec_by_round": measured.yardstick_rates,
+                "fraction_of_copy_rate": paired_fraction(
+                    per_example * per_round, measured.round_s,
+                    measured.yardstick_rates, devices)}
+    return {"mfu": paired_fraction(flops_per_example * per_round, measured.round_s,
+                                   measured.yardstick_rates, devices),
+            "yardstick_devices": devices,
+            "peak_flops_per_device": rate,
+            "peak_flops_per_device_by_round": measured.yardstick_rates}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One measurement of a case by one worker (or cluster)."""
+
+    ready: dict[str, Any]
+    finished: dict[str, Any]
+    round_s: list[float]
+    # The device's yardstick (see peak), timed just before each measured round.
+    yardstick_rates: list[float]
+    losses: list[float]
+    telemetry: dict[str, Any]
+    profile: Path | None = None  # the profiler trace of one more round, if one was asked for
+
+
+def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, Any]:
+    """Everything a measured case reports in extra_info, from what its worker said and
+    pytest-benchmark's own timing of the rounds."""
+    ready, finished, worker_rounds = measured.ready, measured.finished, measured.round_s
+    k = spec.steps_per_round
+    steps = [r / k for r in worker_rounds]
+    median_round = float(np.median(worker_rounds))
+    examples_per_sec = examples_per_round(spec, ready) / median_round
+    flops_per_example = float(ready["flops_per_example"])
+    stats = getattr(benchmark, "stats", None)
+    outer = list(stats.stats.data) if stats is not None else []
+    return {
+        "examples_per_sec": examples_per_sec,
+        **_input_figures(spec, finished, examples_per_sec, measured.telemetry),
+        **_yardstick_figures(spec, measured, flops_per_example, examples_per_sec),
+        "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
+                        "p90": _percentile(steps, 90)},
+        "compile_s": max(0.0, ready["first_round_s"] - median_round),
+        # What a user waits for before training starts: setup, tracing and compilation.
+        "time_to_first_step_s": ready["setup_s"] + ready["first_round_s"]
+        - (k - 1) * float(np.median(steps)),
+        "flops_per_example": flops_per_example,
+        "strategy_run": ready["strategy"],
+        # What proved XLA ran as named (see xla_proof): executions in a profiled round of
+        # one process, or each cluster task's compilations (then executions is None).
+        "xla_executions_per_round": ready["xla_executions"],
+        "xla_compilations_by_task": ready["xla_compilations_by_task"],
+        "placed_layers": ready["placed_layers"],
+        "copies_per_step": ready["copies_per_step"],
+        "transfers_per_step": ready["transfers_per_step"],
+        # Ops that carry a layout, every one checked to run in the case's data format.
+        "layout_ops_checked": ready["layout_ops"],
+        "devices": ready["devices"],
+        "loss_first": ready["loss_first"],
+        "loss_last": finished["loss_last"],
+        "peak_memory_bytes": finished["peak_memory_bytes"],
+        # Traces of the training step: before measuring (tracing, compiling, the figures'
+        # own traces) and during the measured rounds (must be none).
+        "traces": {"before_measurement": ready["traces"],
+                   "during_measurement": finished["traces_during_measurement"]},
+        # XLA compilations, counted the same way (none in an `off` case).
+        "xla_compilations": {
+            "before_measurement": ready["compilations"],
+            "during_measurement": finished["compilations_during_measurement"]},
+        "worker": {"cpu_cores_busy": finished["cpu_cores_busy"],
+                   "peak_rss_bytes": finished["peak_rss_bytes"],
+                   "allocator_peak_bytes": finished["peak_memory_bytes"]},
+        "worker_round_s": worker_rounds,
+        # Round time seen by pytest over round time seen inside the worker, minus one:
+        # what running the case in another process costs the measurement.
+        "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
+    }
+
+
+def unsteady(retraces: int, compilations: int) -> str:
+    """What happened during the measured rounds that steady state rules out, or ''."""
+    said = []
+    if retraces:
+        said.append(f"the training step was traced {retraces} more time(s)")
+    if compilations:
+        said.append(f"XLA compiled {compilations} more time(s)")
+    return " and ".join(said)

@@ -1,0 +1,76 @@
+"""The summary table at the end of a run: one line per case that ran."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tfperf.measure.case_runner import CaseRecord
+
+
+def _outcome(record: CaseRecord) -> str:
+    if record.failure is not None:
+        return f"FAILED ({record.failure.cause})"
+    if record.gate is None:
+        return "recorded" if record.run is not None else "?"
+    return record.gate.status
+
+
+def _row(record: CaseRecord) -> list[str]:
+    info = record.extra_info
+    verdict = record.gate.throughput if record.gate else None
+    eps = info.get("examples_per_sec")
+    step = info.get("step_time_s", {}).get("median")
+    mfu = info.get("mfu")
+    compile_s = info.get("compile_s")
+    loss = (f"{info['loss_first']:.3g}->{info['loss_last']:.3g}"
+            if "loss_last" in info else "")
+    base = verdict.baseline if verdict else None
+    change = verdict.change if verdict else None
+    z = verdict.z if verdict else None
+    return [
+        record.case.id,
+        _outcome(record),
+        f"{eps:.1f}" if eps else "",
+        f"{base:.1f}" if base else "",
+        f"{change:+.1%}" if change is not None else "",
+        f"{z:+.1f}" if z is not None else "",
+        f"{step * 1e3:.1f}" if step else "",
+        f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
+                                  else ""),
+        f"{compile_s:.1f}" if compile_s is not None else "",
+        loss,
+    ]
+
+
+HEADER = ["case", "result", "ex/s", "baseline", "change", "z", "step ms", "MFU", "compile s",
+          "loss"]
+
+
+def table(records: Sequence[CaseRecord]) -> list[str]:
+    rows = [HEADER] + [_row(r) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for record in records:
+        if record.failure is not None:
+            lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")
+        elif record.gate is not None:
+            notes = [n for n in (record.gate.unjudged,
+                                 record.gate.fingerprint_note and "fingerprint differs from "
+                                 f"its history: {record.gate.fingerprint_note}",
+                                 record.gate.waiver_note,
+                                 record.gate.soft_note and "soft facts differ: "
+                                 f"{record.gate.soft_note}") if n]
+            notes += [f"{v.metric.label} {v.status}: {v.note}" for v in record.gate.verdicts
+                      if v.note and v.status != "ok"]
+            lines.extend(f"{record.case.id}: {note}" for note in notes)
+        info = record.extra_info
+        if "profile" in info:
+            lines.append(f"{record.case.id}: profile: tensorboard --logdir {info['profile']}")
+        if "regression_profile" in info:
+            lines.append(f"{record.case.id}: profile of the confirmed regression: "
+                         f"tensorboard --logdir {info['regression_profile']}")
+        if info.get("input_bound"):
+            lines.append(f"{record.case.id}: input_bound: {info['input_bound_evidence']}")
+    return lines

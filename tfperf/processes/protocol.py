@@ -1,0 +1,82 @@
+"""What the runner and its worker process say to each other: one JSON object per line.
+
+The worker's real stdout is reserved for this channel (TensorFlow's own chatter is moved to
+stderr before it is imported), so a stray print can never corrupt a result.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import IO, Any
+
+# The values of WorkerSpec's all_reduce and file_layout, and the options that set them.
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
+FILE_LAYOUTS = ("many_small", "few_large")
+# A cluster task's environment: the folder under which each server task counts its XLA
+# compilations (see tfperf.worker.xla_compilations), set by the launcher for a local cluster.
+XLA_COMPILATIONS_ENV = "TFPERF_XLA_COMPILATIONS"
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker needs to build and train one case."""
+
+    case: dict[str, str]
+    workload_path: str
+    size: str
+    batch_size: int
+    warmup_rounds: int
+    steps_per_round: int
+    seed: int = 0
+    cache_dir: str = ".perf-results/cache"
+    virtual: bool = False  # split one physical device into device_count logical ones
+    virtual_memory_mb: int | None = None  # per logical GPU
+    all_reduce: str = "auto"
+    file_layout: str = "few_large"
+    # Where a multi-process case's tasks are: local (started by the runner on loopback),
+    # tf_config or slurm (a real cluster this machine joins as one task).
+    cluster: str = "local"
+    # Test-only: the measured round (from 0) before which the step is made to trace again.
+    retrace_round: int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerSpec:
+        return cls(**json.loads(text))
+
+
+# Commands, runner -> worker.
+ROUND = "round"
+PROFILE = "profile"  # one more round under TensorFlow's profiler, written to `logdir`
+YARDSTICK = "yardstick"  # time one burst of the case's yardstick (see peak), between rounds
+FINISH = "finish"
+
+# Events, worker -> runner.
+PHASE = "phase"  # the worker's phase before READY changed: building, compiling, proving XLA...
+READY = "ready"  # warm-up done: compile time, FLOPs, first loss
+ROUND_DONE = "round_done"
+PROFILED = "profiled"
+YARDSTICK_DONE = "yardstick_done"  # with its rate, FLOP/s or bytes/s
+FINISHED = "finished"
+ARM = "arm"  # an XLA equivalence arm to train (tfperf.worker.arm)
+ARM_DONE = "arm_done"
+FAILED = "failed"  # with kind and message: the worker knew what went wrong
+
+
+def encode(kind: str, **payload: Any) -> str:
+    return json.dumps({"kind": kind, **payload})
+
+
+def send(stream: IO[str], kind: str, **payload: Any) -> None:
+    stream.write(encode(kind, **payload) + "\n")
+    stream.flush()
+
+
+def parse(line: str) -> dict[str, Any]:
+    message = json.loads(line)
+    if not isinstance(message, dict) or "kind" not in message:
+        raise ValueError(f"not a protocol message: {line[:200]!r}")
+    return message

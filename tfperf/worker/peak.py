@@ -1,0 +1,84 @@
+"""The device's yardsticks: its matrix-product rate (the denominator of MFU) and its memory copy
+rate (that of memory-bound workloads), measured, never looked up.
+
+A yardstick is timed once before every measured round, in the same process as the training
+step, and each round is rated against the burst next to it. A shared machine changes speed
+under the suite: on the 2-core CI machines the same 2048-square product ran at about 145
+GFLOP/s for some seconds and at about 190 for the next, in one process. A rate measured once per
+session, and compared with rounds measured minutes later, carries that swing into MFU; a rate
+measured beside each round cancels it. The burst is short (about 0.1 s on the 2-core CPU), and
+it is never inside the round's timing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from tfperf.worker.graph_functions import graph_function
+
+# Big enough to be compute-bound. On the 2-core CPU 2048 gives 4096's rate (fp32 208-212
+# against 169-218 GFLOP/s, bf16 457-461 against 403-531: within the machine's noise). A GPU needs
+# more work per burst to hide launch latency.
+SIZES = {"CPU": 2048, "GPU": 8192}
+CALLS = {"CPU": 1, "GPU": 4}
+# Far larger than the caches, so that a copy reads and writes memory.
+COPY_BYTES = {"CPU": 64 << 20, "GPU": 1 << 30}
+COPIES = 4
+
+
+def _kind(device: str) -> str:
+    return "GPU" if "GPU" in device.upper() else "CPU"
+
+
+class Yardstick:
+    """`work` units (FLOPs or bytes) per call of a traced burst; `rate()` times one call."""
+
+    def __init__(self, work: float, burst: Callable[[], tf.Tensor]) -> None:
+        self.work = work
+        self._burst = burst
+        self._burst().numpy()  # traced and warm: no first-call cost in any timed burst
+
+    def rate(self) -> float:
+        start = time.perf_counter()
+        self._burst().numpy()  # reading the result waits for the device
+        return self.work / (time.perf_counter() - start)
+
+
+def matmul(device: str, dtype: tf.DType) -> Yardstick:
+    """FLOP/s of chained square products in `dtype` on `device` (a multiply-add is 2 FLOPs)."""
+    kind = _kind(device)
+    n, calls = SIZES[kind], CALLS[kind]
+    with tf.device(device):
+        a = tf.cast(tf.random.normal((n, n), dtype=tf.float32) / n**0.5, dtype)
+
+    @graph_function
+    def burst() -> tf.Tensor:
+        with tf.device(device):
+            x = a
+            for _ in range(calls):
+                x = tf.matmul(x, a)
+            return tf.reduce_sum(tf.cast(x[0, :8], tf.float32))
+
+    return Yardstick(2 * n**3 * calls, burst)
+
+
+def copy(device: str) -> Yardstick:
+    """Bytes read plus written per second by chained device-to-device copies (DeepCopy, so
+    none is elided) of a buffer far larger than the caches."""
+    kind = _kind(device)
+    nbytes = COPY_BYTES[kind]
+    with tf.device(device):
+        x = tf.random.uniform((nbytes // 4,), dtype=tf.float32)
+
+    @graph_function
+    def burst() -> tf.Tensor:
+        with tf.device(device):
+            y = x
+            for _ in range(COPIES):
+                y = tf.raw_ops.DeepCopy(x=y)
+            return y[0]
+
+    return Yardstick(2 * nbytes * COPIES, burst)

@@ -146,16 +146,17 @@ class Worker:
             self.kill()  # and waited for
             code = self._process.wait()
         tail = _tail(self.log_path)
-        where = f"while {self.phase} (log: {self.log_path})"
+        where = f"while {self.phase}"
+        log = f" (log: {self.log_path})"
         if code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:
-                return CaseFailure("out_of_memory", f"worker killed by SIGKILL {where} (the "
-                                   "kernel's OOM killer sends SIGKILL)", tail)
-            return CaseFailure("crash", f"worker killed by {name} {where}", tail)
+                return CaseFailure("out_of_memory", f"worker killed by SIGKILL {where}, as the "
+                                   f"kernel's OOM killer does{log}", tail)
+            return CaseFailure("crash", f"worker killed by {name} {where}{log}", tail)
         if any(marker in tail for marker in _OOM_MARKERS):
-            return CaseFailure("out_of_memory", f"worker ran out of memory {where}", tail)
-        return CaseFailure("crash", f"worker exited with code {code} {where}", tail)
+            return CaseFailure("out_of_memory", f"worker ran out of memory {where}{log}", tail)
+        return CaseFailure("crash", f"worker exited with code {code} {where}{log}", tail)
 
     def receive(self) -> dict[str, Any]:
         """The next message, or a CaseFailure (timeout, crash, or the worker's own report).

@@ -23,6 +23,7 @@ import argparse
 import faulthandler
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,12 +69,14 @@ def task(index: int, ports: list[int], cycles: int, profile: str, quiet_s: float
         step()
     profiles = profile == "both" or index == 1
     for _ in range(cycles):
+        logdir = tempfile.mkdtemp(prefix="tfperf-probe-")
         if profiles:
-            tf.profiler.experimental.start(tempfile.mkdtemp(prefix="tfperf-probe-"))
+            tf.profiler.experimental.start(logdir)
         for _ in range(3):
             step()
         if profiles:
             tf.profiler.experimental.stop()
+        shutil.rmtree(logdir, ignore_errors=True)
         time.sleep(quiet_s)
         for _ in range(2):
             step()

@@ -8,8 +8,11 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import MakeSuite, worker_processes
 from tfperf.gate import history
@@ -20,7 +23,12 @@ ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1"
 
 
 def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
-        make_suite: MakeSuite) -> None:
+        make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where the runner makes each worker's scratch folder: all gone afterwards, even those of
+    # the workers it killed.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     suite = make_suite("raises", "segfault", "hangs", "nan_loss", "flat_loss", "exhausts_memory",
                        "tinycnn")
     result = suite.runpytest(*ONE_DEVICE_CONFIG, "--perf-timeout=25", "--perf-rounds=2",
@@ -44,6 +52,7 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
     assert "Fatal Python error: Segmentation fault" in stack, stack
     assert "in build_model" in stack, stack
     assert worker_processes() == []
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("tfperf-")]
 
 
 def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:

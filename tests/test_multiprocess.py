@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import MakeSuite, worker_processes
 from tfperf.failures import CaseFailure
-from tfperf.processes import cluster, launcher
+from tfperf.processes import cluster, launcher, protocol
 from tfperf.worker import xla_proof, xla_trace
 
 CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
@@ -145,7 +145,7 @@ def test_a_worker_that_dies_fails_the_case_within_seconds(make_suite: MakeSuite)
 
 
 def _session(path: Path, tf_config: str, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "TF_CONFIG": tf_config}
+    env = {**os.environ, "TF_CONFIG": tf_config, **_shared_storage(path)}
     return subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -173,7 +173,7 @@ def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tm
 
     tasks = cluster.tasks("parameter_server", 2)
     addresses = cluster.loopback_spec(tasks)
-    servers = [_server(addresses, task) for task in tasks[1:]]
+    servers = [_server(addresses, task, suite.path) for task in tasks[1:]]
     try:
         chief = _session(suite.path, cluster.tf_config(addresses, tasks[0]), *select,
                          "--perf-only=strategy=parameter_server")
@@ -189,10 +189,17 @@ def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tm
     assert worker_processes() == []
 
 
-def _server(addresses: dict[str, list[str]], task: cluster.Task) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "TF_CONFIG": cluster.tf_config(addresses, task)}
-    return subprocess.Popen([sys.executable, "-m", "tfperf.worker.cluster_server", "tf_config", "2", "cpu"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _shared_storage(path: Path) -> dict[str, str]:
+    """Where the tasks of a joined cluster count their XLA compilations: storage they share,
+    here a folder of the test's (by default the temporary folder, which would keep them)."""
+    return {protocol.XLA_COMPILATIONS_ENV: str(path.parent / "compilations")}
+
+
+def _server(addresses: dict[str, list[str]], task: cluster.Task, path: Path
+            ) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "TF_CONFIG": cluster.tf_config(addresses, task), **_shared_storage(path)}
+    return subprocess.Popen([sys.executable, "-m", "tfperf.worker.cluster_server", "tf_config", "2",
+                             "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> None:

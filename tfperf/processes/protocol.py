@@ -16,6 +16,10 @@ FILE_LAYOUTS = ("many_small", "few_large")
 # A cluster task's environment: the folder under which each server task counts its XLA
 # compilations (see tfperf.worker.xla_compilations), set by the launcher for a local cluster.
 XLA_COMPILATIONS_ENV = "TFPERF_XLA_COMPILATIONS"
+# Every process's environment: a folder of its own for what it writes while it runs (a worker
+# counts its XLA compilations there), made and removed by the runner, which ends the process
+# with SIGKILL and so cannot leave the cleaning to it.
+SCRATCH_ENV = "TFPERF_SCRATCH"
 
 
 @dataclass(frozen=True)

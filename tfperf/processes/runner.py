@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -73,9 +75,12 @@ class Worker:
         self.ended_at: float | None = None  # time.monotonic() when it was gone, once seen
         self._buffer = b""
         self._process: subprocess.Popen[bytes] | warm_start.ForkedProcess | None = None
+        self._scratch: Path | None = None
 
     def __enter__(self) -> Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._scratch = Path(tempfile.mkdtemp(prefix="tfperf-worker-"))
+        self.env[protocol.SCRATCH_ENV] = str(self._scratch)
         with self.log_path.open("wb") as log:
             # Forked from the session's zygote, with TensorFlow imported already; spawned
             # where there is none.
@@ -120,14 +125,15 @@ class Worker:
 
     def kill(self) -> None:
         process = self._process
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            for stream in (process.stdin, process.stdout):
+                if stream is not None:
+                    stream.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
     def send(self, line: str) -> None:
         assert self._process is not None and self._process.stdin is not None

@@ -227,7 +227,11 @@ def main() -> int:
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     progress = Progress(channel)
-    compiled = Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
+    # The runner's scratch folder, which it removes; a worker started by hand makes its own.
+    scratch = os.environ.get(protocol.SCRATCH_ENV)
+    compiled = Path(scratch) / "xla-compilations" if scratch else \
+        Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
+    compiled.mkdir(exist_ok=True)
     xla_compilations.enable(os.environ, compiled)
     try:
         run(spec, channel, progress, started, compiled)

@@ -26,8 +26,10 @@ def example(**overrides: object) -> str:
 
 def test_agreeing_arms_pass_and_the_largest_difference_is_reported(make_suite: MakeSuite
                                                                     ) -> None:
+    """With no --hypothesis-profile, the smoke tier's property runs the `ci` profile: 3
+    derandomized examples, no deadline."""
     suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
-    result = suite.runpytest(PROPERTY, "--hypothesis-profile=ci", "--hypothesis-show-statistics")
+    result = suite.runpytest(PROPERTY, "--hypothesis-show-statistics")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*tfperf: XLA equivalence*", "3 examples; largest XLA vs *",
                                  "*fp32 gradients*"])

@@ -84,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
     parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d, logs)))
     config.stash[SESSION] = PerfSession(parsed, machine, logs)
+    hypothesis_profiles.choose(config, parsed.tier)
 
 
 RESULTS = Path(".perf-results")
@@ -97,9 +98,9 @@ def baselines_dir(config: pytest.Config) -> Path:
 
 def _start(session: pytest.Session, perf: PerfSession) -> None:
     """What a session that runs the suite needs before its first case: pytest-benchmark's
-    storage keyed by this machine, the gate's rules, baselines and history, the case runner,
-    the XLA property's hypothesis profile. A session of another repository's own tests, where
-    the plugin is installed, collects no case and changes none of it."""
+    storage keyed by this machine, the gate's rules, baselines and history, the case runner.
+    A session of another repository's own tests, where the plugin is installed, collects no
+    case and changes none of it."""
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
     if bench is not None:
@@ -118,7 +119,6 @@ def _start(session: pytest.Session, perf: PerfSession) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                              perf.log_dir, history.session_id())
-    hypothesis_profiles.load(session.config, perf.options.tier)
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:

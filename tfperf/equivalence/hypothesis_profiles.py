@@ -1,4 +1,4 @@
-"""Hypothesis profiles for the XLA equivalence property, loaded by a session that runs it."""
+"""Hypothesis profiles for the XLA equivalence property, given to it alone."""
 
 from __future__ import annotations
 
@@ -28,11 +28,24 @@ settings.register_profile("nightly", _COMMON, max_examples=50,
 PROFILE_ENV = "TFPERF_HYPOTHESIS_PROFILE"
 
 
-def load(config: pytest.Config, tier: Tier) -> None:
-    """--hypothesis-profile if given, else $TFPERF_HYPOTHESIS_PROFILE, else the tier's."""
-    if not config.getoption("hypothesis_profile", None):
-        default = "ci" if tier is Tier.SMOKE else "nightly"
-        profile = os.environ.get(PROFILE_ENV, default)
-        if profile not in ("ci", "nightly"):
-            raise pytest.UsageError(f"${PROFILE_ENV}: no profile {profile!r}; valid: ci, nightly")
-        settings.load_profile(profile)
+_chosen: list[settings] = []
+
+
+def choose(config: pytest.Config, tier: Tier) -> None:
+    """--hypothesis-profile if given (Hypothesis loads it), else $TFPERF_HYPOTHESIS_PROFILE,
+    else the tier's; called at configure, before the suite's test is imported. Only the
+    suite's property gets it (see `current`): another project's Hypothesis tests in the same
+    session keep their own settings."""
+    _chosen.clear()
+    if config.getoption("hypothesis_profile", None):
+        return
+    default = "ci" if tier is Tier.SMOKE else "nightly"
+    profile = os.environ.get(PROFILE_ENV, default)
+    if profile not in ("ci", "nightly"):
+        raise pytest.UsageError(f"${PROFILE_ENV}: no profile {profile!r}; valid: ci, nightly")
+    _chosen.append(settings.get_profile(profile))
+
+
+def current() -> settings:
+    """The settings of the XLA equivalence property, for its decorator."""
+    return _chosen[0] if _chosen else settings()  # a fresh settings() is the loaded profile

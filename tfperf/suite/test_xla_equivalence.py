@@ -11,12 +11,15 @@ $TFPERF_HYPOTHESIS_PROFILE.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.check import EquivalenceCheck
 
 
+# The profile the session chose (tfperf.plugin, at configure: before this module is imported).
+@settings(hypothesis_profiles.current())
 @given(data=st.data())
 def test_xla_training_matches_non_xla(data: st.DataObject, xla_equivalence: EquivalenceCheck
                                       ) -> None:

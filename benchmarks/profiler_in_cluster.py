@@ -8,10 +8,11 @@ crash into the task's log, kept in --logs.
 
 What it showed on a 2-vCPU AMD EPYC host (TensorFlow 2.21, CPU): 9 of 30 clusters lost task
 worker:1 (SIGSEGV, or SIGABRT after `free(): invalid pointer`), always inside
-`tf.profiler.experimental.stop()`, never worker:0; 6 of 17 with only worker:1 profiling
-(--profile worker1); still some with the peers' next collective held back 0.2 s after each stop
-(--quiet-after-stop), so neither a second profiler nor the peer's traffic during the stop is
-needed. The crash is inside TensorFlow's profiler teardown in a collective task.
+`tf.profiler.experimental.stop()`, never worker:0. With only worker:1 profiling
+(--profile worker1): 8 of 20. With each task idle 0.2 s after its stop, so that no peer's
+collective meets it (--quiet-after-stop 0.2): 2 of 6. So neither a second profiler, nor the
+peer's traffic during the stop, nor a process forked from the zygote (these are spawned) is
+needed: the crash is in TensorFlow's own profiler teardown in a collective task.
 
     python benchmarks/profiler_in_cluster.py                       # 30 clusters x 50 cycles
     python benchmarks/profiler_in_cluster.py --clusters 20 --profile worker1

@@ -51,23 +51,26 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
     return make
 
 
+# Every process this self-test session starts inherits it, forked or spawned: another session
+# on the machine (a soak, a second run) has workers in pytester folders too, which are not ours.
+SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))
+os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
+
+
 def worker_processes() -> list[int]:
-    """Pids of tfperf workers still running that self-tests started: those working in a
-    pytester folder (a benchmark's workers on the same machine are not ours)."""
+    """Pids of tfperf workers still running that this session's self-tests started."""
+    marker = "=".join(SESSION_MARKER).encode()
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
         except OSError:
             continue
         # A forked worker has its zygote's command line.
-        if any(module in cmdline for module in (b"tfperf.worker", b"tfperf.processes.zygote")):
-            try:
-                cwd = os.readlink(proc / "cwd")
-            except OSError:
-                continue
-            if "/pytest-of-" in cwd:
-                pids.append(int(proc.name))
+        if marker in environ.split(b"\0") and \
+                any(module in cmdline for module in (b"tfperf.worker", b"tfperf.processes.zygote")):
+            pids.append(int(proc.name))
     return pids

@@ -95,7 +95,7 @@ def test_host_preprocessing_runs_in_the_pipeline(tmp_path: Path) -> None:
 def test_every_input_trains_and_reports_what_input_costs(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
     # Device preprocessing joins at nightly: run that tier's inputs at tiny size.
-    args = ("--perf-tier=nightly", "--perf-size=tiny", "--perf-warmup-rounds=1",
+    args = ("--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny", "--perf-warmup-rounds=1",
             "--perf-only=precision=fp32", "--perf-only=placement=default",
             "--perf-only=workload=tinycnn", "--perf-only=device_kind=cpu",
             "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",

@@ -80,7 +80,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     session = subprocess.Popen(
         [sys.executable, "-m", "pytest", "perf", "-p", "no:cacheprovider",
          # The nightly tier (at tiny size) takes both precisions: two cases, in this order.
-         *ONE_DEVICE_CONFIG, "--perf-tier=nightly", "--perf-size=tiny",
+         *ONE_DEVICE_CONFIG, "--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny",
          "--perf-only=preprocess=host", "--perf-only=precision=fp32,mixed_bf16",
          f"--perf-history={suite.path / 'history'}"],
         cwd=suite.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -70,7 +70,7 @@ def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite:
     suite = make_suite("tinycnn")
     # The smoke tier varies one axis at a time: input and workers together are nightly's.
     args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=input=", "--perf-tier="))]
-    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-size=tiny",
+    result = suite.runpytest(*args, "--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny",
                              "--perf-only=input=tfrecord", "--perf-only=workers=2",
                              "--perf-only=strategy=parameter_server", "--benchmark-json=out.json")
     # Preprocessing in the workers' input pipelines, or in their steps on the device.
@@ -90,7 +90,8 @@ def test_parameter_server_workers_read_the_tfrecord_files_themselves(make_suite:
 def _every_xla_mode(strategy: str) -> list[str]:
     """2-worker clusters of `strategy` in every XLA mode (the nightly tier's product)."""
     args = [a for a in CLUSTER_CPU if not a.startswith(("--perf-only=xla=", "--perf-tier="))]
-    return [*args, "--perf-tier=nightly", "--perf-size=tiny", "--perf-only=preprocess=host",
+    return [*args, "--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny",
+            "--perf-only=preprocess=host",
             "--perf-only=workers=2", f"--perf-only=strategy={strategy}"]
 
 

@@ -13,7 +13,8 @@ def test_mixed_precision_cases_train_and_measure_against_their_dtype_peak(
     suite = make_suite("tinycnn")
     out = suite.path / "results.json"
     result = suite.runpytest(
-        "--perf-tier=nightly", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
+        "--perf-tier=nightly", "--perf-selection=all", "--perf-only=device_kind=cpu",
+        "--perf-only=device_count=1",
         "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
         "--perf-only=placement=default", "--perf-only=precision=mixed_bf16,mixed_fp16",
         "--perf-only=input=synthetic",

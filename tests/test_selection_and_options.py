@@ -9,13 +9,14 @@ from tests.conftest import MakeSuite
 
 def test_ids_carry_every_axis_and_k_selects_by_them(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly", "-k", "xla_jit and NCHW")
+    result = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly", "--perf-selection=all",
+                             "-k", "xla_jit and NCHW")
     ids = [line for line in result.outlines if "::test_training[" in line]
     assert ids
     assert all("-xla_jit-" in line and "-NCHW-" in line for line in ids)
     assert any("tinycnn-cpu1-workers1-xla_jit-NCHW-default-single-fp32-tfrecord-prep_device" in line
                for line in ids)
-    everything = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly")
+    everything = suite.runpytest("--collect-only", "-q", "--perf-tier=nightly", "--perf-selection=all")
     assert len([x for x in everything.outlines if "::test_training[" in x]) > len(ids)
 
 
@@ -34,10 +35,10 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
         result = suite.runpytest("--collect-only", "-q", *args)
         return {line for line in result.outlines if "::test_training[" in line}
 
-    nightly_only = ids("--perf-tier=nightly", "-m", "nightly")
+    nightly_only = ids("--perf-tier=nightly", "--perf-selection=all", "-m", "nightly")
     smoke = ids("--perf-tier=smoke")
     assert nightly_only and smoke and not nightly_only & smoke
-    assert nightly_only | smoke == ids("--perf-tier=nightly")
+    assert nightly_only | smoke == ids("--perf-tier=nightly", "--perf-selection=all")
     assert any("xla_auto" in i for i in nightly_only)
     assert not any("xla_auto" in i for i in smoke)
 

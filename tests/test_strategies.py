@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import MakeSuite
 
 # ps_host joins at nightly: that tier's strategies at tiny size, on 1 and 2 devices.
-SMOKE_CPU = ("--perf-tier=nightly", "--perf-size=tiny", "--perf-warmup-rounds=1",
+SMOKE_CPU = ("--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny", "--perf-warmup-rounds=1",
              "--perf-only=device_count=1,2", "--perf-only=placement=default,ps_host",
              "--perf-only=device_kind=cpu", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
              "--perf-only=input=synthetic", "--perf-only=precision=fp32",

@@ -6,16 +6,18 @@ Only wiring lives here; each job is in the module named for it.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Generator, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tfperf.cases import catalog, matrix, options, requirements, xla_modes
+from tfperf.cases import catalog, matrix, options, requirements, session_plan, xla_modes
 from tfperf.cases.machine import Machine, detect
+from tfperf.cases.session_plan import SessionPlan
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
@@ -30,14 +32,6 @@ from tfperf.measure.case_runner import CaseRunner
 from tfperf.processes import warm_start
 from tfperf.workload import WorkloadError, WorkloadInfo
 
-MARKERS = {
-    "smoke": "in the smoke tier (CPU-sized, minutes)",
-    "nightly": "in the nightly tier (GPU runners, every night)",
-    "full": "in the full tier only (the whole matrix)",
-    "cpu": "runs on CPU devices",
-    "gpu": "runs on GPU devices",
-}
-
 
 @dataclass
 class PerfSession:
@@ -50,6 +44,7 @@ class PerfSession:
     report_lines: list[str] | None = None
     # A workloads folder that cannot be read, found while collecting (see generate_tests).
     collection_error: str | None = None
+    plan: SessionPlan | None = None
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return _discover(self.options.workloads_dir, self.log_dir)
@@ -71,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name, text in MARKERS.items():
+    for name, text in matrix.MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     machine = detect()
     logs = config.rootpath / RESULTS / "logs"
@@ -82,8 +77,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
-    parsed = options.parse(config, bool(machine.gpus), lambda d: sorted(_discover(d, logs)))
-    config.stash[SESSION] = PerfSession(parsed, machine, logs)
+    parsed = options.parse(config, machine, lambda d: sorted(_discover(d, logs)))
+    if parsed.plan.show:
+        config.option.collectonly = True  # a plan runs nothing
+    # A plan for another runner sees that runner's devices (and runs nothing).
+    config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs)
     hypothesis_profiles.choose(config, parsed.tier)
 
 
@@ -119,6 +117,8 @@ def _start(session: pytest.Session, perf: PerfSession) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                              perf.log_dir, history.session_id())
+    if perf.options.plan.budget_s is not None:
+        perf.runner.deadline = time.monotonic() + perf.options.plan.budget_s
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -149,6 +149,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 SUITE_FIXTURES = ("perf_case", "xla_equivalence")
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    perf = config.stash[SESSION]
+    cased = {item: item.callspec.params["perf_case"] for item in items  # type: ignore[attr-defined]
+             if "perf_case" in getattr(getattr(item, "callspec", None), "params", {})}
+    if not perf.options.plan.active or not cased or perf.collection_error:
+        return
+    try:
+        plan = perf.plan = session_plan.make(list(cased.values()), perf.workloads(),
+                                             perf.machine, perf.options, perf.log_dir)
+    except StoreError as error:
+        raise pytest.UsageError(str(error)) from None
+    for item, case in cased.items():
+        if case in plan.left_out:
+            item.add_marker(pytest.mark.skip(reason=plan.left_out[case]))
+    gone = {item for item, case in cased.items() if case not in plan.run | set(plan.left_out)}
+    if gone:
+        config.hook.pytest_deselected(items=list(gone))
+        items[:] = [item for item in items if item not in gone]
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    plan = config.stash[SESSION].plan
+    return list(plan.lines) if plan is not None else []
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -201,7 +228,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         if record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
     if report.when == "call" and callspec and perf.runner:
-        _keep_runs(perf)
+        perf.history_file = perf.runner.keep_runs() or perf.history_file
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
             # A session that measured something always leaves the JSON that
@@ -209,15 +236,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
             bench.json = item.config.rootpath / RESULTS / "reports" / "benchmark.json"
             bench.json.parent.mkdir(parents=True, exist_ok=True)
     return report
-
-
-def _keep_runs(perf: PerfSession) -> None:
-    """Rewrite the session's history file with every finished case (atomically)."""
-    assert perf.runner is not None
-    runs = [r.run for r in perf.runner.records if r.run is not None]
-    if runs:
-        perf.history_file = history.History(perf.options.history_dir).keep(
-            perf.runner.session, perf.options.tier.label, perf.machine.key(), runs)
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
@@ -235,7 +253,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     perf = session.config.stash.get(SESSION, None)
     if perf is None or perf.runner is None:
         return
-    _keep_runs(perf)
+    perf.history_file = perf.runner.keep_runs() or perf.history_file
     gates = [r.gate for r in perf.runner.records if r.gate is not None]
     if gates:
         perf.report_lines = gate_report.write_reports(
@@ -253,24 +271,8 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     perf = config.stash[SESSION]
     if perf.runner is None:
         return  # not a session of the suite: another project's benchmarks
-    machine = perf.machine
-    # CUDA and cuDNN as TensorFlow was built with them, which only a worker can say: known
-    # once a case has run (pytest-benchmark saves its JSON at the end of the session).
-    build = perf.runner.build if perf.runner is not None else None
-    machine_info["tfperf"] = {
-        "key": machine.key(),
-        "tensorflow": machine.tensorflow,
-        "cpu_model": machine.cpu_model,
-        "cpu_cores": machine.cpu_cores,
-        "driver": machine.driver,
-        "cuda": build.get("cuda") if build else None,
-        "cudnn": build.get("cudnn") if build else None,
-        "tensorflow_build": build or "not known: no case ran in this session",
-        "gpus": [asdict(g) for g in machine.gpus],
-        "gpu_links": list(machine.gpu_links),
-        "gpu_unavailable_reason": machine.gpu_unavailable_reason,
-        "tier": perf.options.tier.label,
-    }
+    machine_info["tfperf"] = {**perf.machine.benchmark_info(perf.runner.build),
+                              "tier": perf.options.tier.label}
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config

@@ -7,7 +7,7 @@ import importlib.metadata
 import os
 import platform
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
 
@@ -56,6 +56,20 @@ class Machine:
     def device_count(self, kind: str) -> int:
         # One physical CPU device whatever the core count: TensorFlow's view.
         return len(self.gpus) if kind == "gpu" else 1
+
+    def benchmark_info(self, build: dict[str, Any] | None) -> dict[str, Any]:
+        """What pytest-benchmark's machine_info keeps of this machine. CUDA and cuDNN as
+        TensorFlow was built with them only a worker can say (`build`): known once a case has
+        run, and pytest-benchmark saves its JSON at the end of the session."""
+        return {
+            "key": self.key(), "tensorflow": self.tensorflow, "cpu_model": self.cpu_model,
+            "cpu_cores": self.cpu_cores, "driver": self.driver,
+            "cuda": build.get("cuda") if build else None,
+            "cudnn": build.get("cudnn") if build else None,
+            "tensorflow_build": build or "not known: no case ran in this session",
+            "gpus": [asdict(g) for g in self.gpus], "gpu_links": list(self.gpu_links),
+            "gpu_unavailable_reason": self.gpu_unavailable_reason,
+        }
 
     def key(self, virtual: bool = False) -> str:
         """The baseline folder: results of different hardware or TensorFlow never mix."""

@@ -77,6 +77,14 @@ AXES: tuple[Axis, ...] = (
     ),
 )
 AXIS_BY_NAME: dict[str, Axis] = {axis.name: axis for axis in AXES}
+# The markers every case carries: its tier's and its device kind's (select with -m).
+MARKERS = {
+    "smoke": "in the smoke tier (CPU-sized, minutes)",
+    "nightly": "in the nightly tier (GPU runners, every night)",
+    "full": "in the full tier only (the whole matrix)",
+    "cpu": "runs on CPU devices",
+    "gpu": "runs on GPU devices",
+}
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,15 @@ one line that names the option, the value and what is valid, before any case run
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tfperf.cases import plan_options
+from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import AXIS_BY_NAME
+from tfperf.cases.plan_options import PlanOptions
 from tfperf.cases.requirements import VIRTUAL_POLICIES
 from tfperf.cases.tiers import MEASUREMENT, Tier
 from tfperf.equivalence.compare import FAULTS, ArmSpec
@@ -58,6 +61,7 @@ class PerfOptions:
     injection: Injection | None = None
     retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
+    plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
 
 
@@ -138,6 +142,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-xla-example", metavar="JSON",
                     help="Run the XLA equivalence check on this one example (as printed by a "
                          "failure) instead of drawing examples.")
+    plan_options.add(group)
 
 
 def _positive_int(option: str, text: str) -> int:
@@ -237,13 +242,13 @@ def _example(text: str) -> ArmSpec:
                          f"({error})") from None
 
 
-def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path], list[str]]
+def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Path], list[str]]
           ) -> PerfOptions:
     """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
     get = config.getoption
     try:
         tier = _tier(get("perf_tier")) if get("perf_tier") else (
-            Tier.NIGHTLY if has_gpu else Tier.SMOKE)
+            Tier.NIGHTLY if machine.gpus else Tier.SMOKE)
         measurement = MEASUREMENT[tier]
         workloads_dir = Path(config.rootpath, get("perf_workloads"))
         timeout = get("perf_timeout")
@@ -287,6 +292,7 @@ def parse(config: pytest.Config, has_gpu: bool, workload_names: Callable[[Path],
             retrace_fault=get("perf_retrace_fault") or None,
             xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
+            plan=plan_options.parse(get, tier, machine),
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

@@ -36,6 +36,7 @@ class Run:
     commit: str = ""
     verdict: str = ""  # what the gate said when it ran ("" for a refresh's sessions)
     rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
+    wall_s: float | None = None  # the case, start to finish: what a plan's estimate reads
 
     def value(self, metric: str) -> float | None:
         value = getattr(self, metric)
@@ -50,6 +51,7 @@ class Run:
             "scaling_efficiency": self.scaling_efficiency,
             "peak_memory_bytes": self.peak_memory_bytes, "verdict": self.verdict,
             "rerun_round_examples_per_sec": list(self.rerun_round_examples_per_sec),
+            "wall_s": self.wall_s,
         }
 
     @classmethod
@@ -65,6 +67,7 @@ class Run:
             verdict=str(data.get("verdict", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),
+            wall_s=_number(data.get("wall_s")),
         )
 
 

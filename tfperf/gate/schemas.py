@@ -36,6 +36,7 @@ RUN: dict[str, Any] = {
         "peak_memory_bytes": _OPTIONAL_NUMBER,
         "verdict": {"type": "string"},
         "rerun_round_examples_per_sec": _RATES,
+        "wall_s": _OPTIONAL_NUMBER,
     },
 }
 

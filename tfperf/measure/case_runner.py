@@ -3,16 +3,17 @@ recorded and judged. Always report, then fail: extra_info is complete before any
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tfperf.cases import xla_modes
 from tfperf.cases.machine import Machine
@@ -26,7 +27,6 @@ from tfperf.gate.case import CaseGate, Sources
 from tfperf.gate.rules import GateRules
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.figures import Measured
-from tfperf.measure.gpu_telemetry import Sampler
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.workload import WorkloadInfo
@@ -47,6 +47,12 @@ class CaseRecord:
 Drive = Callable[[Callable[[], None], Callable[[], None]], None]
 
 
+def injected_fraction(options: PerfOptions, case: Case) -> float:
+    """Test-only (--perf-inject-slowdown): the share of a round's time added to this case's."""
+    injection = options.injection
+    return injection.fraction if injection and injection.pattern in case.id else 0.0
+
+
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
                  machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
@@ -62,6 +68,7 @@ class CaseRunner:
         self.build: dict[str, Any] | None = None  # what the first worker's TensorFlow was built as
         self.records: list[CaseRecord] = []
         self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
+        self.deadline: float | None = None  # time.monotonic() when the session's budget is spent
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
         for record in reversed(self.records):
@@ -95,22 +102,6 @@ class CaseRunner:
             return None
         return int(self.gpu_memory_bytes * 0.9 / case.device_count) >> 20
 
-    def _telemetry(self, case: Case, env: dict[str, str]
-                   ) -> contextlib.AbstractContextManager[Sampler | None]:
-        """NVML sampling of the case's GPUs during the measured rounds; none for CPU cases."""
-        if case.device_kind != "gpu":
-            return contextlib.nullcontext()
-        visible = env["CUDA_VISIBLE_DEVICES"].split(",")
-        # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
-        # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
-        return Sampler([int(i) for i in visible if i.isdigit()])
-
-    def _inject_fraction(self, case: Case) -> float:
-        injection = self.options.injection
-        if injection is None or injection.pattern not in case.id:
-            return 0.0
-        return injection.fraction
-
     def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
                  log_name: str, profile_to: Path | None = None) -> Measured:
         """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
@@ -120,12 +111,13 @@ class CaseRunner:
         yardstick_rates: list[float] = []
         losses: list[float] = []
         env = xla_modes.case_environment(case, dict(os.environ))
+        started = time.monotonic()
         with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
                     self.options.cluster) as worker:
             ready = worker.wait_ready()
             self.build = self.build or ready.get("build")
             warm = ready["warm_round_s"] or [ready["first_round_s"]]
-            inject = self._inject_fraction(case) * float(np.median(warm))
+            inject = injected_fraction(self.options, case) * float(np.median(warm))
 
             def one_round() -> None:
                 message = worker.run_round(inject)
@@ -135,14 +127,15 @@ class CaseRunner:
             def yardstick() -> None:
                 yardstick_rates.append(worker.yardstick())
 
-            with self._telemetry(case, env) as sampler:
+            with gpu_telemetry.for_case(case.device_kind, env) as sampler:
                 drive(one_round, yardstick)
             telemetry = sampler.summary() if sampler else {
                 "unavailable": "unavailable: a CPU case uses no GPU"}
             if profile_to is not None:
                 worker.profile(profile_to)
             finished = worker.finish()
-        return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to)
+        return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to,
+                        time.monotonic() - started)
 
     def _profile_path(self, case: Case, suffix: str = "") -> Path:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"
@@ -151,6 +144,9 @@ class CaseRunner:
         return any(text == "all" or text in case.id for text in self.options.profile)
 
     def run(self, case: Case, benchmark: Any) -> CaseRecord:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            # What ran is kept and reported; what has not started does not start.
+            pytest.skip("the session's --perf-budget is spent: no new case starts")
         record = CaseRecord(case)
         self.records.append(record)
         spec = self._spec(case, self.workloads()[case.workload])
@@ -180,6 +176,14 @@ class CaseRunner:
         self._judge(record, spec, measured, benchmark)
         return record
 
+    def keep_runs(self) -> Path | None:
+        """Rewrite the session's history file with every finished case (atomically)."""
+        runs = [r.run for r in self.records if r.run is not None]
+        if not runs:
+            return None
+        return history.History(self.options.history_dir).keep(
+            self.session, self.options.tier.label, self.machine.key(), runs)
+
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
                 scaling_efficiency: float | None) -> history.Run:
         """The run as the history keeps it: its fingerprint, median and every round's rate."""
@@ -196,7 +200,7 @@ class CaseRunner:
             when=history.now(), session=self.session,
             examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
             round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
-            peak_memory_bytes=float(peak) if peak else None)
+            peak_memory_bytes=float(peak) if peak else None, wall_s=measured.wall_s)
 
     def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
         """A second, independent measurement of a flagged case: a fresh worker. It profiles

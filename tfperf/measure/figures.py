@@ -96,6 +96,7 @@ class Measured:
     losses: list[float]
     telemetry: dict[str, Any]
     profile: Path | None = None  # the profiler trace of one more round, if one was asked for
+    wall_s: float | None = None  # the processes' start to their end
 
 
 def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, Any]:

@@ -8,8 +8,9 @@ summary says why it is absent, never zeros.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -186,3 +187,14 @@ class Sampler:
                                  "max": float(data.max())}
             result[f"gpu{i}"] = gpu
         return result
+
+
+def for_case(device_kind: str, env: Mapping[str, str]
+             ) -> contextlib.AbstractContextManager[Sampler | None]:
+    """NVML sampling of a case's GPUs during its measured rounds; none for a CPU case."""
+    if device_kind != "gpu":
+        return contextlib.nullcontext()
+    visible = env["CUDA_VISIBLE_DEVICES"].split(",")
+    # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
+    # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
+    return Sampler([int(i) for i in visible if i.isdigit()])

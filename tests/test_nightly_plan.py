@@ -1,0 +1,153 @@
+"""The nightly selection covers every valid pair and the defaults, the same way every time; a
+budget drops the lowest priority first and says so; shards split the work completely and
+evenly; a plan for another runner needs no TensorFlow here; bad plan options are one line."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, MakeSuite
+from tfperf.cases import catalog, estimate, matrix, plan, requirements, selection
+from tfperf.cases.machine import detect
+from tfperf.cases.matrix import Case
+from tfperf.cases.tiers import Tier
+
+
+def _nightly(devices: str) -> tuple[list[Case], selection.Selection]:
+    """The shipped workloads' nightly tier and its selection, for an assumed runner."""
+    machine = estimate.assumed_machine(detect(), devices)
+    workloads = catalog.read(REPO / "workloads", Path("unused.log"))
+    universe = [requirements.with_devices(c, machine, "cpu")
+                for c in matrix.generate(workloads, Tier.NIGHTLY)]
+    chosen = selection.nightly(universe, workloads,
+                               lambda c: requirements.skip_reason(c, machine) is None)
+    # A GPU runner's nightly is its GPU cases (its CPU cases are the smoke tier's and PRs').
+    return [c for c in universe if requirements.skip_reason(c, machine) is None
+            and c.device_kind == "gpu"], chosen
+
+
+@pytest.mark.parametrize("devices", ["1xH100", "8xH100"])
+def test_the_selection_covers_every_valid_pair_and_every_default(devices: str) -> None:
+    runnable, chosen = _nightly(devices)
+    assert selection.pairs_of(runnable) <= selection.pairs_of(chosen.cases)
+    assert chosen.covered() == 1.0
+    assert len(chosen.cases) < len(runnable) / 10
+    # A GPU runner's nightly holds no CPU case.
+    assert {c.device_kind for c in chosen.cases} == {"gpu"}
+    counts = {c.device_count for c in runnable}
+    for workload in {c.workload for c in runnable}:
+        for count in counts:
+            assert any(c.workload == workload and c.device_count == count and c.workers == 1
+                       and c.xla == "off" and c.precision == "fp32" and c.input == "synthetic"
+                       and c.strategy == ("single" if count == 1 else "replicated")
+                       for c in chosen.defaults), (workload, count)
+    # The defaults come first: a budget cuts from the other end.
+    assert set(chosen.cases[:len(chosen.defaults)]) == chosen.defaults
+
+
+def test_a_selection_misses_no_pair_the_covering_array_gave_up_on() -> None:
+    """allpairspy gives up on pairs only a rare completion holds; the top-up covers them."""
+    runnable, chosen = _nightly("8xH100")
+    generated = [c for name in {c.workload for c in runnable}
+                 for c in selection._generated([r for r in runnable if r.workload == name])]
+    assert selection.pairs_of(runnable) - selection.pairs_of(generated)  # it did give up
+    assert selection.pairs_of(runnable) <= selection.pairs_of(chosen.cases)
+
+
+def _planned(count: int, seed: int = 0) -> list[plan.Planned]:
+    rng = random.Random(seed)
+    base = Case("w", "gpu", 1, "off", "NHWC", "default", "single", "fp32")
+    return [plan.Planned(replace(base, workers=i + 1), rng.uniform(30, 3600), "model")
+            for i in range(count)]
+
+
+def test_the_budget_drops_the_lowest_priority_first_and_says_so() -> None:
+    planned = _planned(10)
+    budget = sum(p.seconds for p in planned[:6]) + 1
+    kept, dropped = plan.within_budget(planned, budget)
+    assert kept == planned[:6] and dropped == planned[6:]
+    lines = plan.describe("t", kept, dropped, lambda cases: "c", budget)
+    assert "left out by the budget, lowest priority first (4," in lines[7]
+    assert all(p.case.id in "\n".join(lines[8:]) for p in dropped)
+    assert plan.within_budget(planned, None) == (planned, [])
+
+
+@pytest.mark.parametrize("count", [1, 3, 8])
+def test_shards_are_complete_disjoint_and_balanced(count: int) -> None:
+    planned = _planned(40, seed=count)
+    shares = [plan.shard(planned, i, count) for i in range(1, count + 1)]
+    cases = [p.case for share in shares for p in share]
+    assert sorted(cases, key=lambda c: c.id) == sorted((p.case for p in planned),
+                                                        key=lambda c: c.id)
+    assert len(cases) == len(set(cases))
+    loads = [sum(p.seconds for p in share) for share in shares]
+    assert max(loads) - min(loads) <= max(p.seconds for p in planned)
+    assert shares == [plan.shard(planned, i, count) for i in range(1, count + 1)]
+
+
+def _plan_lines(seed: str) -> tuple[list[str], str]:
+    """A plan for an assumed 8-GPU runner, in a fresh process (its own hash seed): the plan's
+    lines, and whether TensorFlow was imported there."""
+    probe = ("import sys, pytest\n"
+             "code = pytest.main(['perf/', '--perf-tier=nightly', '--perf-plan', "
+             "'--perf-assume-devices=8xH100', '-q', '-p', 'no:cacheprovider'])\n"
+             "print('tensorflow imported:', 'tensorflow' in sys.modules, code)\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONHASHSEED": seed})
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("nightly selection",
+                                                                           "  "))]
+    return lines, done.stdout.splitlines()[-1]
+
+
+def test_the_same_machine_gets_the_same_plan_and_planning_imports_no_tensorflow() -> None:
+    first, said = _plan_lines("1")
+    second, _ = _plan_lines("2")
+    assert first and first == second
+    assert "pair coverage 100.0%" in first[0] and "8xNVIDIA_H100_assumed" in first[0]
+    assert said == "tensorflow imported: False 0"
+
+
+def test_a_spent_budget_starts_no_new_case_and_keeps_what_ran(
+        make_suite: MakeSuite, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Estimates far below the real time, so that the plan keeps every case and the session's
+    # clock runs out after the first.
+    monkeypatch.setattr(estimate.Estimator, "seconds", lambda self, case: (0.01, "history"))
+    suite = make_suite("tinycnn")
+    result = suite.runpytest("-rs", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
+                             "--perf-only=strategy=single", "--perf-only=input=synthetic",
+                             "--perf-only=data_format=NHWC", "--perf-only=precision=fp32",
+                             "--perf-budget=0.2s", "--perf-rounds=2", "--perf-warmup-rounds=1",
+                             "--perf-steps-per-round=5")
+    assert result.parseoutcomes() == {"no_baseline": 1, "skipped": 1}, result.stdout.str()
+    result.stdout.fnmatch_lines_random(["*SKIPPED*the session's --perf-budget is spent*",
+                                 "runs kept in *"])
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("--perf-budget=soon", "--perf-budget: 'soon' is not a duration like 4h, 90m or 3600s"),
+    ("--perf-shard=9/8", "--perf-shard: '9/8' is not I/N with 1 <= I <= N"),
+    ("--perf-selection=some", "--perf-selection: no selection 'some'; valid: cover, all"),
+    ("--perf-assume-devices=8xB200", "--perf-assume-devices: '8xB200' is not COUNTxMODEL with "
+     "COUNT 1-64 and MODEL one of H100, A100, V100"),
+])
+def test_a_bad_plan_option_is_one_line_before_any_case(make_suite: MakeSuite, option: str,
+                                                       message: str) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(option, "--perf-plan")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}*"])
+
+
+def test_an_assumed_runner_only_plans(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest("--perf-assume-devices=8xH100")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --perf-assume-devices plans for another runner: add "
+                                 "--perf-plan*"])

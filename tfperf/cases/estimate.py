@@ -1,0 +1,128 @@
+"""How long a case will take, before it runs: from its own history where it has some, else
+from a stated model. And the runner a plan is made for, which need not be this machine.
+
+History: the median wall time (start to finish) of the case's past runs on this machine key.
+
+The model, per case: start-up + compile + (warm-up and measured rounds) x steps x step time +
+the yardstick bursts, where step time = FLOPs of a step / the device's effective training rate.
+
+- FLOPs per example of each workload at full size: counted from its traced step graph, as the
+  suite counts them for MFU (see `flops_census`); a workload not counted yet is taken at
+  ResNet-50's.
+- Effective training rate: what ResNet-50 v1.5 (224x224, 12.3 GFLOP per trained image: 3 x
+  4.1 GFLOP forward) reaches on the device, from NVIDIA's published TensorFlow training
+  throughput on one GPU (DeepLearningExamples, TensorFlow/Classification/ConvNets/resnet50v1.5,
+  20.06 container, with XLA): A100 40GB 909 img/s TF32 and 2,375 img/s mixed precision; V100
+  16GB 412 and 1,270. H100 is not in those tables: it is assumed at twice the A100 (an
+  assumption, not a measurement). Several devices are assumed to scale at 90% (the tables show
+  7.3-7.7x on 8 GPUs). Other workloads are assumed to reach ResNet-50's FLOP/s: their estimate
+  is the FLOPs they do at ResNet-50's pace.
+- A 2-core CPU (this project's CI machines): about 70 GFLOP/s effective in fp32 (ResNet-20
+  tiny trains at 590 img/s with 0.12 GFLOP per image on them).
+- Start-up 20 s (a worker: TensorFlow's import, the model, the input) plus 10 s a further
+  worker task; compile 10 s without XLA, 40 s with it; each of the tier's measured rounds
+  is preceded by a yardstick burst of 0.1 s.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from tfperf.cases.machine import Gpu, Machine
+from tfperf.cases.matrix import Case
+from tfperf.cases.tiers import Measurement
+from tfperf.gate.history import Run
+
+RESNET50_FLOPS_PER_EXAMPLE = 12.3e9
+# img/s of ResNet-50 v1.5 training on one device: (fp32 or TF32, mixed precision).
+RESNET50_IMAGES_PER_SEC: dict[str, tuple[float, float]] = {
+    "H100": (2 * 909.0, 2 * 2375.0),  # assumed: twice the A100
+    "A100": (909.0, 2375.0),
+    "V100": (412.0, 1270.0),
+}
+GPU_MEMORY_BYTES = {"H100": 80 << 30, "A100": 40 << 30, "V100": 16 << 30}
+CPU_FLOPS_PER_SEC = 70e9
+SCALING = 0.9
+STARTUP_S = 20.0
+TASK_STARTUP_S = 10.0
+COMPILE_S = {"off": 10.0, "auto": 40.0, "jit": 40.0}
+YARDSTICK_S = 0.1
+_ASSUMED = re.compile(r"^(\d+)x([A-Za-z0-9]+)$")
+
+
+class PlanError(ValueError):
+    """A plan option that cannot be honoured; its message is one line for the user."""
+
+
+def assumed_machine(machine: Machine, text: str) -> Machine:
+    """This machine with the GPUs `text` (for example 8xH100) instead of its own: a plan for a
+    runner that is not this one."""
+    found = _ASSUMED.match(text.strip())
+    models = ", ".join(RESNET50_IMAGES_PER_SEC)
+    if not found or found.group(2).upper() not in RESNET50_IMAGES_PER_SEC \
+            or not 1 <= int(found.group(1)) <= 64:
+        raise PlanError(f"--perf-assume-devices: {text!r} is not COUNTxMODEL with COUNT 1-64 and "
+                        f"MODEL one of {models} (for example 8xH100)")
+    model = found.group(2).upper()
+    gpus = tuple(Gpu(f"NVIDIA {model} (assumed)", GPU_MEMORY_BYTES[model], f"assumed-{i}")
+                 for i in range(int(found.group(1))))
+    return replace(machine, gpus=gpus, gpu_unavailable_reason=None, driver="assumed")
+
+
+def _gpu_model(machine: Machine) -> str | None:
+    if not machine.gpus:
+        return None
+    name = machine.gpus[0].name.upper()
+    return next((m for m in RESNET50_IMAGES_PER_SEC if m in name), "A100")
+
+
+@dataclass(frozen=True)
+class Estimator:
+    machine: Machine
+    measurement: Measurement
+    batch_size: Callable[[Case], int]  # per device, at the tier's size
+    flops_per_example: Mapping[str, float]  # per workload (see flops_census)
+    history_s: Mapping[str, list[float]]  # case id -> past wall times on this machine key
+
+    def device_rate(self, case: Case) -> float:
+        """Training FLOP/s of one of the case's devices."""
+        model = _gpu_model(self.machine)
+        if case.device_kind == "cpu" or model is None:
+            return CPU_FLOPS_PER_SEC
+        fp32, mixed = RESNET50_IMAGES_PER_SEC[model]
+        rate = fp32 if case.precision == "fp32" else mixed
+        return rate * RESNET50_FLOPS_PER_EXAMPLE
+
+    def modelled(self, case: Case) -> float:
+        m = self.measurement
+        devices = case.device_count * case.workers
+        # No count, or none to count (a memory-bound workload has no matrix products): taken
+        # at ResNet-50's, which overestimates rather than overrun the budget.
+        per_example = self.flops_per_example.get(case.workload) or RESNET50_FLOPS_PER_EXAMPLE
+        examples = self.batch_size(case) * devices
+        step_s = per_example * examples / (self.device_rate(case) * devices *
+                                           (SCALING if devices > 1 else 1.0))
+        if case.virtual:  # logical devices share one physical device
+            step_s *= case.device_count
+        steps = (m.warmup_rounds + m.rounds) * m.steps_per_round
+        return (STARTUP_S + TASK_STARTUP_S * (case.workers - 1) + COMPILE_S[case.xla]
+                + steps * step_s + m.rounds * YARDSTICK_S)
+
+    def seconds(self, case: Case) -> tuple[float, str]:
+        """The estimate and where it comes from: `history` or `model`."""
+        past = self.history_s.get(case.id)
+        if past:
+            return statistics.median(past), "history"
+        return self.modelled(case), "model"
+
+
+def wall_times(runs: Iterable[Run]) -> dict[str, list[float]]:
+    """Past wall times per case id, from the runs kept on this runner."""
+    found: dict[str, list[float]] = {}
+    for run in runs:
+        if run.wall_s:
+            found.setdefault(run.case_id, []).append(run.wall_s)
+    return found

@@ -1,0 +1,76 @@
+"""A session's plan, made when its cases are collected and before any runs: the nightly
+selection (or the tier's cases), each case's estimated time, what the budget leaves out, and
+this runner's shard. See selection, estimate and plan for each part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfperf.cases import estimate, flops_census, plan, requirements, selection
+from tfperf.cases.machine import Machine
+from tfperf.cases.matrix import Case
+from tfperf.cases.options import PerfOptions
+from tfperf.cases.tiers import MEASUREMENT, Measurement
+from tfperf.gate.history import History
+from tfperf.workload import WorkloadInfo
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    run: frozenset[Case]  # the cases this session runs
+    left_out: Mapping[Case, str]  # case -> why the budget leaves it out
+    other_runners: frozenset[Case]  # the other shards' cases
+    lines: tuple[str, ...]  # what the session prints first
+
+
+def _coverage(chosen: selection.Selection | None) -> Callable[[Sequence[Case]], str]:
+    def said(cases: Sequence[Case]) -> str:
+        if chosen is None:
+            return "the tier's cases"
+        valid = len(chosen.valid_pairs)
+        return f"pair coverage {chosen.covered(cases):.1%} of {valid} valid pairs"
+    return said
+
+
+def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: Machine,
+         options: PerfOptions, log_dir: Path) -> SessionPlan:
+    """`cases`: the collected ones, in the matrix's order, each as it will run here. Raises
+    StoreError where the kept history (each case's past wall times) cannot be read."""
+    past = estimate.wall_times(History(options.history_dir).runs())
+    runnable = [c for c in cases if requirements.skip_reason(c, machine) is None]
+    chosen = None
+    if options.plan.selection == "cover":
+        chosen = selection.nightly(cases, workloads,
+                                   lambda c: requirements.skip_reason(c, machine) is None)
+        ordered = list(chosen.cases)
+    else:
+        ordered = runnable
+    size = options.size or MEASUREMENT[options.tier].size
+    flops, note = flops_census.read(options.workloads_dir, size, options.cache_dir,
+                                    log_dir / "flop_census.log")
+    measured = Measurement(size, options.warmup_rounds, options.rounds, options.steps_per_round)
+    estimator = estimate.Estimator(
+        machine, measured,
+        lambda c: options.batch_size or workloads[c.workload].batch_size(size, c.precision),
+        flops, past)
+    planned = [plan.Planned(c, *estimator.seconds(c)) for c in ordered]
+    kept, dropped = plan.within_budget(planned, options.plan.budget_s)
+    others: set[Case] = set()
+    title = f"{options.tier.label} tier on {machine.key()}"
+    if chosen is not None:
+        title = f"nightly selection ({len(chosen.cases)} of {len(cases)} cases) on {machine.key()}"
+    if options.plan.shard is not None:
+        index, count = options.plan.shard
+        mine = plan.shard(kept, index, count)
+        others = {p.case for p in kept} - {p.case for p in mine}
+        title += f", shard {index}/{count}"
+        kept = mine
+    budget = options.plan.budget_s
+    why = f"left out by the {plan.hours(budget or 0)} budget (--perf-budget): lower priority"
+    lines = plan.describe(title, kept, dropped, _coverage(chosen), budget)
+    if note:
+        lines.append(note)
+    return SessionPlan(frozenset(p.case for p in kept), {p.case: why for p in dropped},
+                       frozenset(others), tuple(lines))

@@ -73,3 +73,19 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     traces = list(profile.glob("local/plugins/profile/*/*.xplane.pb"))
     assert len(traces) == 1
     assert any(name.endswith("Conv2D") for name in xla_trace.event_names(profile))
+
+
+def test_a_case_trains_the_same_way_every_time(make_suite: MakeSuite) -> None:
+    """The seed reaches Keras' initialisers too: two sessions start from the same weights and
+    follow the same losses (with TensorFlow's seed alone, each began elsewhere)."""
+    suite = make_suite("tinycnn")
+    losses = []
+    for session in ("one", "two"):
+        result = suite.runpytest(
+            "-k", "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic",
+            "--perf-rounds=2", "--perf-steps-per-round=3", f"--benchmark-json={session}.json",
+            f"--perf-history={session}")
+        assert result.parseoutcomes().get("no_baseline") == 1, result.stdout.str()
+        info = json.loads((suite.path / f"{session}.json").read_text())["benchmarks"][0]
+        losses.append((info["extra_info"]["loss_first"], info["extra_info"]["loss_last"]))
+    assert losses[0] == losses[1]

@@ -31,12 +31,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tfperf.processes import leftovers
+
 ROOT = Path(__file__).resolve().parents[1]
 KEPT = ROOT / ".perf-results" / "soak"
 INFRASTRUCTURE = ("crash", "timeout", "error", "out_of_memory")
-# Every process the suite starts runs a module of one of these (a forked one has its
-# zygote's command line).
-SUITE_MODULES = (b"tfperf.worker", b"tfperf.processes.zygote", b"tfperf.cases.catalog")
 _CAUSE = re.compile(r"CaseFailure: (\w+):")
 
 
@@ -60,32 +60,14 @@ def outcomes(junit: Path) -> Iterator[tuple[str, str]]:
             yield name, "passed"
 
 
-def left_running(marker: str) -> list[int]:
-    """Pids of suite processes still alive that this soak's sessions started (they carry
-    `marker` in their environment; other suites running on the machine are not ours)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in environ.split(b"\0") and \
-                any(module in cmdline for module in SUITE_MODULES):
-            pids.append(int(proc.name))
-    return pids
-
-
 # Every process a soak session starts inherits it, whatever it was forked or spawned from.
-MARKER = f"TFPERF_SOAK={os.getpid()}"
+MARKER = ("TFPERF_SOAK", str(os.getpid()))
 
 
 def session(args: Sequence[str], junit: Path, timeout_s: float) -> tuple[int, float]:
     """One fresh pytest process; its exit code and wall time."""
     start = time.monotonic()
-    name, _, value = MARKER.partition("=")
+    name, value = MARKER
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", *args, f"--junitxml={junit}",
                                "-q", "-p", "no:cacheprovider"], cwd=ROOT,
@@ -117,7 +99,7 @@ class Tally:
             print(f"{label}: the logs of its failures are kept in {kept}", flush=True)
         # Give a session's last processes a moment to be reaped before looking.
         time.sleep(2)
-        left = left_running(MARKER)
+        left = leftovers.running(*MARKER)
         self.left.extend(left)
         self.sessions.append((label, code, seconds))
         infra = sum(n for c in self.by_case.values() for o, n in c.items() if o in INFRASTRUCTURE)

@@ -11,6 +11,8 @@ import keras  # noqa: F401
 import pytest
 import tensorflow  # noqa: F401
 
+from tfperf.processes import leftovers
+
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
 # imported twice in one process: importing it here keeps it out of those snapshots.
 
@@ -59,18 +61,4 @@ os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
 
 def worker_processes() -> list[int]:
     """Pids of tfperf workers still running that this session's self-tests started."""
-    marker = "=".join(SESSION_MARKER).encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        # A forked worker has its zygote's command line.
-        if marker in environ.split(b"\0") and \
-                any(module in cmdline for module in (b"tfperf.worker", b"tfperf.processes.zygote")):
-            pids.append(int(proc.name))
-    return pids
+    return leftovers.running(*SESSION_MARKER)

@@ -59,7 +59,6 @@ class Selection:
 
 def _defaults(universe: Sequence[Case], workloads: Mapping[str, WorkloadInfo]) -> list[Case]:
     """Each workload's default case on every device count and kind the universe has."""
-    present = set(universe)
     wanted = []
     for case in universe:
         default = default_case(case, workloads[case.workload])
@@ -67,7 +66,7 @@ def _defaults(universe: Sequence[Case], workloads: Mapping[str, WorkloadInfo]) -
             default = replace(default, strategy="replicated")
         if default == case:
             wanted.append(case)
-    return sorted({c for c in wanted if c in present}, key=lambda c: c.id)
+    return sorted(set(wanted), key=lambda c: c.id)
 
 
 def _generated(cases: Sequence[Case]) -> list[Case]:

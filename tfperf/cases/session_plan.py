@@ -42,8 +42,8 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
     runnable = [c for c in cases if requirements.skip_reason(c, machine) is None]
     chosen = None
     if options.plan.selection == "cover":
-        chosen = selection.nightly(cases, workloads,
-                                   lambda c: requirements.skip_reason(c, machine) is None)
+        here = set(runnable)  # each case's skip reason worked out once
+        chosen = selection.nightly(cases, workloads, here.__contains__)
         ordered = list(chosen.cases)
     else:
         ordered = runnable

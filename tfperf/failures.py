@@ -13,6 +13,7 @@ CAUSES = (
     "configuration",  # it did not run as named: devices, replicas, XLA executed or not
     "not_steady",  # the step traced again during the measured rounds
     "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
+    "slower",  # an A/B comparison found side B slower than side A beyond its floor
 )
 
 

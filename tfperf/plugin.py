@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tfperf.ab import sides
+from tfperf.ab.case import ABRunner
 from tfperf.cases import catalog, matrix, options, requirements, session_plan, xla_modes
 from tfperf.cases.machine import Machine, detect
 from tfperf.cases.session_plan import SessionPlan
@@ -26,10 +28,10 @@ from tfperf.gate import report as gate_report
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case import Sources
 from tfperf.gate.files import StoreError
-from tfperf.gate.store import BaselineStore
 from tfperf.measure import report
 from tfperf.measure.case_runner import CaseRunner
 from tfperf.processes import warm_start
+from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.workload import WorkloadError, WorkloadInfo
 
 
@@ -45,6 +47,8 @@ class PerfSession:
     # A workloads folder that cannot be read, found while collecting (see generate_tests).
     collection_error: str | None = None
     plan: SessionPlan | None = None
+    runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
+    ab: ABRunner | None = None  # an A/B session's runner (then `runner` is None)
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return _discover(self.options.workloads_dir, self.log_dir)
@@ -72,8 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     logs = config.rootpath / RESULTS / "logs"
     # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
     # child is not verified yet (no GPU runner with TensorFlow has run it). Begun before the
-    # options are read: naming a workload in them reads the workloads folder in a worker.
-    # (Nothing starts until the first worker does.)
+    # options are read (naming a workload reads the workloads folder in a worker).
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
@@ -95,10 +98,13 @@ def baselines_dir(config: pytest.Config) -> Path:
 
 
 def _start(session: pytest.Session, perf: PerfSession) -> None:
-    """What a session that runs the suite needs before its first case: pytest-benchmark's
-    storage keyed by this machine, the gate's rules, baselines and history, the case runner.
-    A session of another repository's own tests, where the plugin is installed, collects no
-    case and changes none of it."""
+    """What a session that runs the suite needs before its first case: the sides' TensorFlow,
+    pytest-benchmark's storage keyed by this machine, the gate's rules, baselines and history,
+    the case runner. Another repository's own tests collect no case and change none of it."""
+    perf.runtime, perf.machine, perf.ab = sides.prepare(
+        perf.options, perf.machine, perf.log_dir, session.config.rootpath / RESULTS,
+        lambda folder: _discover(folder, perf.log_dir), perf.workloads,
+        session.config.pluginmanager.get_plugin("terminalreporter"))
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
     if bench is not None:
@@ -109,14 +115,14 @@ def _start(session: pytest.Session, perf: PerfSession) -> None:
         bench.handle_loading()
     baselines = baselines_dir(session.config)
     try:
-        # Read whole before any case runs: a broken store stops here, naming the file.
         rules = gate_rules.load(baselines)
-        sources = Sources(BaselineStore(baselines / key / "entries").active(),
-                          history.History(perf.options.history_dir).runs())
+        sources = Sources.load(baselines, key, perf.options.history_dir)
     except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
+    if perf.ab is not None:
+        return  # an A/B session judges by its pairs, not by history
     perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
-                             perf.log_dir, history.session_id())
+                             perf.log_dir, history.session_id(), perf.runtime)
     if perf.options.plan.budget_s is not None:
         perf.runner.deadline = time.monotonic() + perf.options.plan.budget_s
 
@@ -191,16 +197,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                     ) -> Iterator[EquivalenceCheck]:
     perf = request.config.stash[SESSION]
-    gpu = bool(perf.machine.gpus)
-    arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"),
-                     request.config.rootpath / ".perf-results" / "logs", perf.options.timeout_s, gpu)
-    workloads = perf.workloads()
-    chosen = perf.options.only.get("workload")
-    perf.equivalence = EquivalenceCheck(
-        arms, {n: w for n, w in workloads.items() if not chosen or n in chosen},
-        "/device:GPU:0" if gpu else "/device:CPU:0",
-        ("fp32", "mixed_bf16", "mixed_fp16") if gpu else ("fp32", "mixed_bf16"),
-        perf.options.xla_fault, perf.options.xla_example, perf.options.only)
+    arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
+                     bool(perf.machine.gpus), perf.runtime)
+    perf.equivalence = EquivalenceCheck.for_session(arms, perf.workloads(), perf.options)
     if (why := perf.equivalence.nothing_to_draw()) is not None:
         arms.close()
         pytest.skip(why)
@@ -211,8 +210,9 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 
 
 @pytest.fixture
-def perf_runner(request: pytest.FixtureRequest) -> CaseRunner:
-    runner = request.config.stash[SESSION].runner
+def perf_runner(request: pytest.FixtureRequest) -> CaseRunner | ABRunner:
+    perf = request.config.stash[SESSION]
+    runner = perf.ab or perf.runner
     assert runner is not None
     return runner
 
@@ -251,6 +251,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Keep every run of the session (the history), then write the reports."""
     perf = session.config.stash.get(SESSION, None)
+    if perf is not None and perf.ab is not None and perf.ab.records:
+        perf.report_lines = perf.ab.reports(session.config.rootpath / RESULTS / "reports" / "ab")
     if perf is None or perf.runner is None:
         return
     perf.history_file = perf.runner.keep_runs() or perf.history_file
@@ -278,17 +280,21 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config
                             ) -> None:
     perf = config.stash.get(SESSION, None)
+    sections = []
     if perf is not None and perf.equivalence is not None and perf.equivalence.examples_run:
-        terminalreporter.section("tfperf: XLA equivalence")
-        for line in perf.equivalence.summary():
+        sections.append(("tfperf: XLA equivalence", perf.equivalence.summary()))
+    if perf is not None and perf.ab is not None and perf.ab.records:
+        sections.append((f"tfperf A/B: {perf.options.tier.label} tier on {perf.machine.key()}",
+                         perf.ab.summary() + (perf.report_lines or [])))
+    for title, lines in sections:
+        terminalreporter.section(title)
+        for line in lines:
             terminalreporter.write_line(line)
     if perf is None or perf.runner is None or not perf.runner.records:
         return
     terminalreporter.section(
         f"tfperf: {perf.options.tier.label} tier on {perf.machine.key()}")
-    for line in report.table(perf.runner.records):
-        terminalreporter.write_line(line)
-    for line in perf.report_lines or []:
+    for line in [*report.table(perf.runner.records), *(perf.report_lines or [])]:
         terminalreporter.write_line(line)
     if perf.history_file is not None:
         terminalreporter.write_line(f"runs kept in {perf.history_file}")

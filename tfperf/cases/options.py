@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tfperf.ab import options as ab_options
+from tfperf.ab.options import ABOptions
 from tfperf.cases import plan_options
 from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import AXIS_BY_NAME
@@ -63,6 +65,7 @@ class PerfOptions:
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
+    ab: ABOptions = field(default_factory=ABOptions)  # the TensorFlow under test, A/B baseline
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -143,6 +146,7 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Run the XLA equivalence check on this one example (as printed by a "
                          "failure) instead of drawing examples.")
     plan_options.add(group)
+    ab_options.add(group)
 
 
 def _positive_int(option: str, text: str) -> int:
@@ -222,12 +226,6 @@ def _profile(texts: list[str]) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def _fault(text: str) -> str:
-    if text not in FAULTS:
-        raise ValueError(f"--perf-xla-fault: no fault {text!r}; valid: {', '.join(FAULTS)}")
-    return text
-
-
 def _one_of(option: str, noun: str, text: str, valid: Iterable[str]) -> str:
     if text not in valid:
         raise ValueError(f"{option}: no {noun} {text!r}; valid: {', '.join(valid)}")
@@ -290,9 +288,11 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             retrace_fault=get("perf_retrace_fault") or None,
-            xla_fault=_fault(get("perf_xla_fault")) if get("perf_xla_fault") else None,
+            xla_fault=_one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), FAULTS)
+            if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
+            ab=ab_options.parse(get, config.rootpath),
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

@@ -19,6 +19,7 @@ from tfperf.cases import xla_modes
 from tfperf.equivalence.compare import ArmSpec, Trajectory
 from tfperf.processes import protocol
 from tfperf.processes.runner import Worker
+from tfperf.processes.runtime import CURRENT, Runtime
 
 
 @dataclass
@@ -44,7 +45,9 @@ class PendingArm:
 
 
 class ArmRunner:
-    def __init__(self, work_dir: Path, log_dir: Path, timeout_s: float, gpu: bool) -> None:
+    def __init__(self, work_dir: Path, log_dir: Path, timeout_s: float, gpu: bool,
+                 runtime: Runtime = CURRENT) -> None:
+        self.runtime = runtime  # the TensorFlow under test
         self.gpu = gpu
         # Whether two arms may train at once (see the module's note).
         self.concurrent = not gpu
@@ -61,7 +64,7 @@ class ArmRunner:
             if not self.gpu:
                 env["CUDA_VISIBLE_DEVICES"] = ""  # CPU arms must not touch a GPU
             worker = Worker(None, env, self.timeout_s, self.log_dir / f"xla-equivalence-{mode}.log",
-                            module="tfperf.worker.arm")
+                            module="tfperf.worker.arm", runtime=self.runtime)
             worker.__enter__()
             self._workers[mode] = worker
         return worker

@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
@@ -19,6 +20,9 @@ from tfperf.equivalence.arms import ArmResult, ArmRunner
 from tfperf.equivalence.compare import ArmSpec, Differences, differences, problems, same_start
 from tfperf.equivalence.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
+
+if TYPE_CHECKING:
+    from tfperf.cases.options import PerfOptions
 
 BATCH_SIZES = (4, 8, 16)
 MAX_STEPS = 4  # the tolerances were measured at this many steps (benchmarks/xla_noise_floor.py)
@@ -48,6 +52,18 @@ class EquivalenceCheck:
     examples_run: int = 0
     # XLA arms trained again from the reference's initial weights, having started elsewhere.
     restarted: int = 0
+
+
+    @classmethod
+    def for_session(cls, arms: ArmRunner, workloads: Mapping[str, WorkloadInfo],
+                    options: PerfOptions) -> EquivalenceCheck:
+        """The session's check: its workloads (those --perf-only names), on the first GPU
+        where there is one, in every precision the device runs."""
+        chosen = options.only.get("workload")
+        return cls(arms, {n: w for n, w in workloads.items() if not chosen or n in chosen},
+                   "/device:GPU:0" if arms.gpu else "/device:CPU:0",
+                   ("fp32", "mixed_bf16", "mixed_fp16") if arms.gpu else ("fp32", "mixed_bf16"),
+                   options.xla_fault, options.xla_example, options.only)
 
     def _allowed(self, axis: str, values: tuple[str, ...]) -> list[str]:
         return [v for v in values if v in self.only.get(axis, values)]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from tfperf.gate import statistics
+from tfperf.gate import history, statistics
 from tfperf.gate.history import Run
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricVerdict
-from tfperf.gate.store import Entry
+from tfperf.gate.store import BaselineStore, Entry
 
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.
@@ -27,6 +28,13 @@ class Sources:
 
     entry: Entry | None
     nightly: Sequence[Run]
+
+    @classmethod
+    def load(cls, baselines: Path, key: str, history_dir: Path) -> Sources:
+        """Read whole before any case runs: a broken store raises StoreError, naming the
+        file."""
+        return cls(BaselineStore(baselines / key / "entries").active(),
+                   history.History(history_dir).runs())
 
 
 @dataclass(frozen=True)

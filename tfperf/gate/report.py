@@ -44,7 +44,7 @@ def markdown(gates: Sequence[CaseGate], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _slug(case_id: str) -> str:
+def slug(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", case_id)
 
 
@@ -93,5 +93,5 @@ def write_reports(gates: Sequence[CaseGate], folder: Path, title: str) -> list[s
             f.write(text)
     for g in gates:
         if g.history:
-            plot(g, folder / "trends" / f"{_slug(g.run.case_id)}.png")
+            plot(g, folder / "trends" / f"{slug(g.run.case_id)}.png")
     return [f"gate reports: {folder / 'summary.md'}, trend plots in {folder / 'trends'}"]

@@ -19,7 +19,6 @@ from tfperf.cases import xla_modes
 from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
 from tfperf.cases.options import PerfOptions
-from tfperf.cases.tiers import MEASUREMENT
 from tfperf.failures import CaseFailure
 from tfperf.gate import case as case_gate
 from tfperf.gate import fingerprint, history
@@ -27,8 +26,10 @@ from tfperf.gate.case import CaseGate, Sources
 from tfperf.gate.rules import GateRules
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.figures import Measured
+from tfperf.measure.worker_spec import worker_spec
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.workload import WorkloadInfo
 
 
@@ -56,7 +57,8 @@ def injected_fraction(options: PerfOptions, case: Case) -> float:
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
                  machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
-                 session: str) -> None:
+                 session: str, runtime: Runtime = CURRENT) -> None:
+        self.runtime = runtime  # where the workers run: the TensorFlow under test
         self.gpu_memory_bytes = machine.gpus[0].memory_bytes if machine.gpus else 0
         self.options = options
         self.workloads = workloads
@@ -76,32 +78,6 @@ class CaseRunner:
                 return record
         return None
 
-    def _spec(self, case: Case, info: WorkloadInfo) -> WorkerSpec:
-        size = self.options.size or MEASUREMENT[self.options.tier].size
-        return WorkerSpec(
-            case=case.axis_values(),
-            workload_path=str(info.path),
-            size=size,
-            batch_size=self.options.batch_size or info.batch_size(size, case.precision),
-            warmup_rounds=self.options.warmup_rounds,
-            steps_per_round=self.options.steps_per_round,
-            cache_dir=str(self.options.cache_dir),
-            virtual=case.virtual,
-            virtual_memory_mb=self._logical_gpu_memory_mb(case),
-            all_reduce=self.options.all_reduce,
-            file_layout=self.options.file_layout,
-            cluster=self.options.cluster,
-            retrace_round=1 if self.options.retrace_fault
-            and self.options.retrace_fault in case.id else None,
-        )
-
-    def _logical_gpu_memory_mb(self, case: Case) -> int | None:
-        """Each logical GPU's share of the physical GPU's memory (TensorFlow needs a limit to
-        split a GPU), with a tenth left for the runtime."""
-        if not (case.virtual and case.device_kind == "gpu" and self.gpu_memory_bytes):
-            return None
-        return int(self.gpu_memory_bytes * 0.9 / case.device_count) >> 20
-
     def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
                  log_name: str, profile_to: Path | None = None) -> Measured:
         """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
@@ -113,7 +89,7 @@ class CaseRunner:
         env = xla_modes.case_environment(case, dict(os.environ))
         started = time.monotonic()
         with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
-                    self.options.cluster) as worker:
+                    self.options.cluster, self.runtime) as worker:
             ready = worker.wait_ready()
             self.build = self.build or ready.get("build")
             warm = ready["warm_round_s"] or [ready["first_round_s"]]
@@ -149,7 +125,8 @@ class CaseRunner:
             pytest.skip("the session's --perf-budget is spent: no new case starts")
         record = CaseRecord(case)
         self.records.append(record)
-        spec = self._spec(case, self.workloads()[case.workload])
+        spec = worker_spec(self.options, case, self.workloads()[case.workload],
+                           self.gpu_memory_bytes)
         info = record.extra_info
         info.update(case_id=case.id, **case.axis_values(), virtual=case.virtual,
                     batch_size=spec.batch_size,

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from tfperf.failures import CaseFailure
 from tfperf.processes import cluster, protocol
 from tfperf.processes.runner import Worker
+from tfperf.processes.runtime import CURRENT, Runtime
 
 T = TypeVar("T")
 
@@ -194,12 +195,12 @@ class Cluster:
 
 
 def launch(spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float, log_path: Path,
-           mode: str) -> Worker | Cluster:
+           mode: str, runtime: Runtime = CURRENT) -> Worker | Cluster:
     """The processes of one case, not started yet (enter the result to start them). In a
     joined cluster (`mode` tf_config or slurm) this machine runs its own task only."""
     workers = int(spec.case.get("workers", "1"))
     if workers == 1 or mode != "local":
-        return Worker(spec.to_json(), env, timeout_s, log_path)
+        return Worker(spec.to_json(), env, timeout_s, log_path, runtime=runtime)
     tasks = cluster.tasks(spec.case["strategy"], workers)
     addresses = cluster.loopback_spec(tasks)
     compilations = Path(tempfile.mkdtemp(prefix="tfperf-cluster-"))
@@ -210,9 +211,11 @@ def launch(spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float, 
         path = log_path if task is tasks[0] else log_path.with_suffix(
             f".{task.type}-{task.index}.log")
         if task.runs == "worker":
-            started.append((task, Worker(spec.to_json(), task_env, timeout_s, path)))
+            started.append((task, Worker(spec.to_json(), task_env, timeout_s, path,
+                                         runtime=runtime)))
         else:
             args = ("local", str(workers), spec.case["device_kind"], spec.case["device_count"])
             started.append((task, Worker(None, task_env, timeout_s, path,
-                                         module="tfperf.worker.cluster_server", args=args)))
+                                         module="tfperf.worker.cluster_server", args=args,
+                                         runtime=runtime)))
     return Cluster(started, compilations)

@@ -14,7 +14,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +23,7 @@ from typing import Any
 
 from tfperf.failures import CaseFailure
 from tfperf.processes import protocol, warm_start
+from tfperf.processes.runtime import CURRENT, Runtime
 
 LOG_TAIL_LINES = 15
 # How often a cluster's other tasks are checked while one is awaited: a dead task fails the
@@ -58,8 +58,8 @@ class Worker:
     """
 
     def __init__(self, hello: str | None, env: Mapping[str, str], timeout_s: float,
-                 log_path: Path, module: str = "tfperf.worker", args: tuple[str, ...] = ()
-                 ) -> None:
+                 log_path: Path, module: str = "tfperf.worker", args: tuple[str, ...] = (),
+                 runtime: Runtime = CURRENT) -> None:
         self.hello = hello
         self.module = module
         self.args = args
@@ -67,7 +67,8 @@ class Worker:
         self.watch: Callable[[], None] | None = None
         # A crash leaves its stack in the log, native signals included (a forked worker's
         # zygote enables the same).
-        self.env = {**env, "PYTHONFAULTHANDLER": "1"}
+        self.env = {**runtime.environ(env), "PYTHONFAULTHANDLER": "1"}
+        self.runtime = runtime
         self.deadline = time.monotonic() + timeout_s
         self.timeout_s = timeout_s
         self.log_path = log_path
@@ -84,9 +85,10 @@ class Worker:
         with self.log_path.open("wb") as log:
             # Forked from the session's zygote, with TensorFlow imported already; spawned
             # where there is none.
-            self._process = warm_start.start(self.module, self.args, self.env, log) or \
+            self._process = warm_start.start(self.module, self.args, self.env, log,
+                                             self.runtime) or \
                 subprocess.Popen(
-                    [sys.executable, "-m", self.module, *self.args],
+                    [self.runtime.python, "-m", self.module, *self.args],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=log,

@@ -24,17 +24,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from tfperf.processes.runtime import CURRENT, Runtime
+
 # The zygote imports TensorFlow before it answers: as long as a worker's own start.
 READY_TIMEOUT_S = 120.0
 
 
 class Zygote:
-    def __init__(self, env: Mapping[str, str], log_path: Path) -> None:
+    def __init__(self, env: Mapping[str, str], log_path: Path, python: str = sys.executable
+                 ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("wb") as log, theirs:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "tfperf.processes.zygote", str(theirs.fileno())],
+                [python, "-m", "tfperf.processes.zygote", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), env=dict(env), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, start_new_session=True)
         self._control = ours
@@ -135,37 +138,41 @@ def _running(pid: int) -> bool:
 
 
 _session: dict[str, Any] = {}
+# One zygote per runtime (Python and the variables its side adds): what a zygote imported, and
+# with which settings, is what its children get.
+_zygotes: dict[tuple[str, tuple[tuple[str, str], ...]], Zygote] = {}
 
 
 def begin(env: Mapping[str, str], log_path: Path) -> None:
-    """The session's zygote is started at the first `start` after this (Linux only)."""
-    _session.clear()
+    """The session's zygotes are started at the first `start` of each runtime (Linux only)."""
+    end()
     if sys.platform.startswith("linux"):
         _session.update(env=dict(env), log_path=log_path)
 
 
 def end() -> None:
-    zygote = _session.pop("zygote", None)
     _session.clear()
-    if zygote is not None:
-        zygote.close()
+    while _zygotes:
+        _zygotes.popitem()[1].close()
 
 
-def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[bytes]
-          ) -> ForkedProcess | None:
-    """A child of the session's zygote running `python -m module args`, or None."""
+def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[bytes],
+          runtime: Runtime = CURRENT) -> ForkedProcess | None:
+    """A child of the runtime's zygote running `python -m module args`, or None."""
     if "env" not in _session:
         return None
-    zygote = _session.get("zygote")
+    log_path: Path = _session["log_path"]
+    if runtime != CURRENT:
+        log_path = log_path.with_name(f"zygote-{len(_zygotes)}.log")
+    zygote = _zygotes.get(runtime.key)
     if zygote is None:
-        zygote = _session["zygote"] = Zygote(_session["env"], _session["log_path"])
+        zygote = _zygotes[runtime.key] = Zygote(runtime.environ(_session["env"]), log_path,
+                                                runtime.python)
     try:
         return ForkedProcess(zygote, module, args, env, log)
     except (OSError, TimeoutError, ConnectionError) as error:
         # Spawn from now on; the reason goes to the zygote's log for whoever wonders.
-        with contextlib.suppress(OSError), _session["log_path"].open("a") as note:
+        with contextlib.suppress(OSError), log_path.open("a") as note:
             note.write(f"tfperf.processes.warm_start: zygote unusable, spawning instead: {error!r}\n")
-        _session.pop("env", None)
-        zygote.close()
-        _session.pop("zygote", None)
+        end()
         return None

@@ -1,0 +1,1 @@
+"""A/B comparison: two TensorFlows (or settings, or workloads folders), round by round."""

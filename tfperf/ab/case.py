@@ -1,0 +1,191 @@
+"""One case of an A/B session: both sides measured in interleaved pairs (duet.py), each side
+checked as every case is, then the verdict (verdict.py). Always record, then fail: the session
+file is complete before any failure is raised."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfperf.ab import duet, report
+from tfperf.ab.duet import SIDES, Duel, Side
+from tfperf.ab.verdict import SLOWER, hodges_lehmann
+from tfperf.cases import xla_modes
+from tfperf.cases.machine import Machine
+from tfperf.cases.matrix import Case
+from tfperf.cases.options import PerfOptions
+from tfperf.failures import CaseFailure
+from tfperf.gate.files import write_growing
+from tfperf.measure import figures, gpu_telemetry
+from tfperf.measure.case_runner import injected_fraction
+from tfperf.measure.worker_spec import worker_spec
+from tfperf.processes.runtime import Runtime
+from tfperf.workload import WorkloadInfo
+
+FORMAT = "tfperf-ab/1"
+ROLES = {"A": "baseline", "B": "under test"}
+# Figures of each side that the session file keeps beside its rounds.
+KEPT = ("examples_per_sec", "mfu", "fraction_of_copy_rate", "loss_first", "loss_last",
+        "compile_s", "peak_memory_bytes", "xla_executions_per_round", "xla_compilations_by_task",
+        "layout_ops_checked")
+
+
+@dataclass(frozen=True)
+class SideSetup:
+    """What a side is for the whole session."""
+
+    runtime: Runtime
+    workloads: Callable[[], dict[str, WorkloadInfo]]
+    workloads_dir: Path
+
+
+@dataclass
+class ABRecord:
+    case: Case
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    looks: list[dict[str, Any]] = field(default_factory=list)
+    order_effect: dict[str, float] = field(default_factory=dict)
+    failure: CaseFailure | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        failure = self.failure
+        return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
+                "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
+                "failure": {"cause": failure.cause, "message": failure.message}
+                if failure else None}
+
+
+def _check(side: Side, duel: Duel) -> None:
+    """Every check a measured case gets, for each of the side's two workers (XLA and layout
+    proofs are the workers' own, before READY)."""
+    rounds = duel.sides[side.name]
+    for number, ready in rounds.readies.items():
+        finished = rounds.finished[number]
+        first, last = ready["loss_first"], finished["loss_last"]
+        where = f"{side.label()}, duet {number}"
+        if not last < first:
+            raise CaseFailure("loss_not_falling", f"{where}: loss went from {first:.4g} to "
+                              f"{last:.4g}: the workload did not learn, so its speed means nothing")
+        unsteady = figures.unsteady(finished["traces_during_measurement"],
+                                    finished["compilations_during_measurement"])
+        if unsteady:
+            raise CaseFailure("not_steady", f"{where}: during the measured rounds {unsteady}")
+
+
+def order_effect(pairs: list[duet.Pair], confidence: float) -> dict[str, float]:
+    """B/A in each duet alone: duet 1 started A first, duet 2 B first. Their difference is
+    what starting second does, which the verdict's alternation cancels."""
+    found = {}
+    for number in (1, 2):
+        ratios = [p.ratio for p in pairs if p.duet == number]
+        if len(ratios) >= 2:
+            found[f"duet{number}_ratio"] = math.exp(
+                hodges_lehmann([math.log(r) for r in ratios], confidence)[0])
+    return found
+
+
+class ABRunner:
+    def __init__(self, options: PerfOptions, sides: dict[str, SideSetup], machine: Machine,
+                 log_dir: Path, results_dir: Path, session: str) -> None:
+        self.options = options
+        self.settings = options.ab.settings
+        self.setups = sides
+        self.machine = machine
+        self.log_dir = log_dir
+        self.session = session
+        self.path = results_dir / "ab" / f"{session}.json"
+        self.records: list[ABRecord] = []
+
+    def _side(self, name: str, case: Case) -> Side:
+        setup = self.setups[name]
+        info = setup.workloads().get(case.workload)
+        if info is None:
+            pytest.skip(f"side {name}'s workloads folder {setup.workloads_dir} has no "
+                        f"workload {case.workload!r}")
+        gpu_memory = self.machine.gpus[0].memory_bytes if self.machine.gpus else 0
+        spec = worker_spec(self.options, case, info, gpu_memory)
+        inject = injected_fraction(self.options, case) if name == "B" else 0.0
+        return Side(name, ROLES[name], setup.runtime, spec, inject)
+
+    def run(self, case: Case) -> ABRecord:
+        sides = {name: self._side(name, case) for name in SIDES}
+        record = ABRecord(case)
+        self.records.append(record)
+        env = xla_modes.case_environment(case, dict(os.environ))
+        if case.device_kind == "gpu":
+            # Four workers share each GPU: each takes the memory it needs, not all of it.
+            env["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
+
+        def around(measure: Callable[[], None]) -> dict[str, Any]:
+            with gpu_telemetry.for_case(case.device_kind, env) as sampler:
+                measure()
+            return sampler.summary() if sampler else {
+                "unavailable": "unavailable: a CPU case uses no GPU"}
+
+        try:
+            try:
+                duel = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
+                                case.id, self.options.cluster, around)
+                record.pairs = [p.to_json() for p in duel.pairs]
+                record.looks = [v.to_json() for v in duel.verdicts]
+                record.order_effect = order_effect(duel.pairs, self.settings.confidence)
+                for name, side in sides.items():
+                    measured = duel.sides[name].measured(duel.telemetry, duel.wall_s)
+                    shown = figures.figures(side.spec, measured, None)
+                    record.sides[name] = {
+                        **{key: shown.get(key) for key in KEPT},
+                        "spec": side.runtime.spec, "tensorflow": side.runtime.tensorflow,
+                        "build": measured.ready.get("build"), "batch_size": side.spec.batch_size,
+                        "round_examples_per_sec": [
+                            figures.examples_per_round(side.spec, measured.ready) / s
+                            for s in measured.round_s]}
+                for side in sides.values():
+                    _check(side, duel)
+                final = duel.verdicts[-1]
+                if final.status == SLOWER:
+                    raise CaseFailure("slower", f"side B is slower than side A: "
+                                      f"{final.describe()}")
+            except CaseFailure as failure:
+                record.failure = failure
+                raise
+        finally:
+            self.keep()
+        return record
+
+    def reports(self, folder: Path) -> list[str]:
+        """Write the session's reports (report.py); lines that say where."""
+        return [*report.write(self.data(), self.settings, folder),
+                f"A/B session kept in {self.path} (judge it again: tfperf-ab FILE)"]
+
+    def summary(self) -> list[str]:
+        data = self.data()
+        return [report.describe_sides(data), *report.table(data, self.settings)]
+
+    def keep(self) -> None:
+        """Rewrite the session's A/B file with every case so far."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_growing(self.path, self.data())
+
+    def data(self) -> dict[str, Any]:
+        """The session as its file keeps it (and tfperf-ab reads it)."""
+        return {
+            "format": FORMAT, "session": self.session, "machine_key": self.machine.key(),
+            "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "tier": self.options.tier.label,
+            "settings": {"floor": self.settings.floor, "alpha": self.settings.alpha,
+                         "min_pairs": self.settings.min_pairs,
+                         "max_pairs": self.settings.max_pairs},
+            "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
+                             "tensorflow": setup.runtime.tensorflow,
+                             "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},
+                             "workloads": str(setup.workloads_dir)}
+                      for name, setup in self.setups.items()},
+            "cases": [r.to_json() for r in self.records]}

@@ -1,0 +1,73 @@
+"""Judge a kept A/B session again without re-running anything.
+
+    tfperf-ab .perf-results/ab/<session>.json [--floor PERCENT] [--reports DIR]
+
+Every case's kept pairs are judged with the session's own stopping rule (the verdict at each
+look, up to the first decided one), with the session's floor or the one given, and the reports
+are written again: the table, ab.md, the plots and both sides' pytest-benchmark JSON.
+Exit 0: no case slower; 1: some case slower, or failed; 2: bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tfperf.ab import report
+from tfperf.ab.case import FORMAT
+from tfperf.ab.verdict import SLOWER
+from tfperf.gate import schemas
+from tfperf.gate.files import StoreError, read_json
+
+_PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
+         "properties": {"a_rate": {"type": "number", "exclusiveMinimum": 0},
+                        "b_rate": {"type": "number", "exclusiveMinimum": 0}}}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "session", "machine_key", "tier", "settings", "sides", "cases"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "settings": {"type": "object", "required": ["floor", "alpha", "min_pairs", "max_pairs"]},
+        "sides": {"type": "object", "required": ["A", "B"]},
+        "cases": {"type": "array", "items": {
+            "type": "object", "required": ["case_id", "sides", "pairs", "failure", "order_effect"],
+            "properties": {"pairs": {"type": "array", "items": _PAIR}}}},
+    },
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfperf-ab", description=__doc__.split("\n\n")[0])
+    parser.add_argument("session", type=Path, help="an A/B session file written by pytest perf/")
+    parser.add_argument("--floor", metavar="PERCENT", type=float,
+                        help="the least change called slower or faster (default: the session's)")
+    parser.add_argument("--reports", type=Path, default=Path(".perf-results/reports/ab"),
+                        help="where ab.md, A.json, B.json and the plots go "
+                             "(default: .perf-results/reports/ab)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.floor is not None and not 0 < args.floor < 50:
+        parser.error(f"--floor: {args.floor} is not a percentage above 0 and below 50")
+    try:
+        data = read_json(args.session)
+        schemas.validate(data, SCHEMA, args.session, "tfperf A/B session file")
+    except StoreError as error:
+        print(f"tfperf-ab: {error}", file=sys.stderr)
+        return 2
+    settings = report.settings_of(data, None if args.floor is None else args.floor / 100)
+    print(report.describe_sides(data))
+    for line in report.table(data, settings) + report.write(data, settings, args.reports):
+        print(line)
+    outcomes = [report.outcome(case, settings) for case in data["cases"]]
+    return 1 if any(o == SLOWER or o.startswith("FAILED") for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""Run one case on both sides, round by round, until the verdict is decided.
+
+Two duets, each a side A and a side B worker (or cluster), all four alive at once: duet 1
+starts A's first, duet 2 starts B's first. The process started second ran 0.5-2% faster in
+every two-process A/A probe (issue 23), and pairs alternate between the duets, so whatever the
+start order does falls on each side equally at every look (docs/ab.md has the measurement).
+Within a pair the two rounds run back to back in random order, from a generator seeded by the
+case's id, so the schedule is the same every session. Each round has its yardstick burst just
+before it, as every measured case does. The verdict is judged at each look (verdict.py); the
+first decided one ends the measurement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tfperf.ab import verdict
+from tfperf.ab.verdict import ABSettings, Verdict
+from tfperf.failures import CaseFailure
+from tfperf.measure import figures
+from tfperf.measure.figures import Measured
+from tfperf.processes.launcher import Cluster, launch
+from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.runner import Worker
+from tfperf.processes.runtime import Runtime
+
+SIDES = ("A", "B")
+# Duet 1 starts A's worker first, duet 2 B's.
+START_ORDERS = {1: ("A", "B"), 2: ("B", "A")}
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str  # A or B
+    role: str  # what the user called it: the baseline, the TensorFlow under test
+    runtime: Runtime
+    spec: WorkerSpec
+    inject_fraction: float = 0.0  # test-only: B's rounds only (--perf-inject-slowdown)
+
+    def label(self) -> str:
+        return f"side {self.name} ({self.role}, {self.runtime.describe()})"
+
+
+@dataclass(frozen=True)
+class Pair:
+    duet: int
+    order: str  # "AB": A's round ran first
+    a_rate: float  # examples/s
+    b_rate: float
+    at_s: float  # since the first pair began
+
+    @property
+    def ratio(self) -> float:
+        return self.b_rate / self.a_rate
+
+    def to_json(self) -> dict[str, Any]:
+        return {"duet": self.duet, "order": self.order, "a_rate": self.a_rate,
+                "b_rate": self.b_rate, "at_s": self.at_s}
+
+
+@dataclass
+class SideRounds:
+    """One side's rounds over both duets, in the order they ran."""
+
+    readies: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finished: dict[int, dict[str, Any]] = field(default_factory=dict)
+    round_s: list[float] = field(default_factory=list)
+    yardstick_rates: list[float] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+
+    def measured(self, telemetry: dict[str, Any], wall_s: float) -> Measured:
+        """As one measurement of the side: duet 1's worker's own figures, both duets'
+        rounds."""
+        return Measured(self.readies[1], self.finished[1], self.round_s, self.yardstick_rates,
+                        self.losses, telemetry, None, wall_s)
+
+
+@dataclass
+class Duel:
+    pairs: list[Pair]
+    sides: dict[str, SideRounds]
+    verdicts: list[Verdict]  # one per look taken
+    telemetry: dict[str, Any]  # the GPUs' during the measured rounds
+    wall_s: float
+
+
+@contextlib.contextmanager
+def _blamed(side: Side) -> Iterator[None]:
+    """A failure of a side's worker names the side."""
+    try:
+        yield
+    except CaseFailure as failure:
+        raise CaseFailure(failure.cause, f"{side.label()}: {failure.message}",
+                          failure.log_tail) from None
+
+
+def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
+        log_dir: Path, case_id: str, cluster_mode: str,
+        around: Callable[[Callable[[], None]], dict[str, Any]]) -> Duel:
+    """Measure the case's pairs; `around` runs the measured rounds inside the case's GPU
+    telemetry and returns its summary."""
+    started = time.monotonic()
+    rounds = {name: SideRounds() for name in SIDES}
+    workers: dict[tuple[int, str], Worker | Cluster] = {}
+    with contextlib.ExitStack() as stack:
+        for duet, order in START_ORDERS.items():
+            for name in order:
+                side = sides[name]
+                worker = launch(side.spec, env, timeout_s,
+                                log_dir / f"{case_id}.{name}{duet}.log", cluster_mode,
+                                side.runtime)
+                with _blamed(side):
+                    stack.enter_context(worker)  # which starts it
+                workers[duet, name] = worker
+        for duet, order in START_ORDERS.items():
+            for name in order:
+                with _blamed(sides[name]):
+                    rounds[name].readies[duet] = workers[duet, name].wait_ready()
+        inject = {name: sides[name].inject_fraction * float(np.median(
+            [*ready["warm_round_s"]] or [ready["first_round_s"]]))
+            for name in SIDES for ready in [rounds[name].readies[1]]}
+        per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
+                     for name in SIDES}
+        schedule = random.Random(case_id)
+        pairs: list[Pair] = []
+        verdicts: list[Verdict] = []
+
+        def measure() -> None:
+            first = time.monotonic()
+            for look in settings.looks():
+                while len(pairs) < look:
+                    duet = 1 + len(pairs) % 2
+                    order = schedule.sample(SIDES, 2)
+                    rate: dict[str, float] = {}
+                    for name in order:
+                        worker, side_rounds = workers[duet, name], rounds[name]
+                        with _blamed(sides[name]):
+                            side_rounds.yardstick_rates.append(worker.yardstick())
+                            message = worker.run_round(inject[name])
+                        side_rounds.round_s.append(message["seconds"])
+                        side_rounds.losses.append(message["loss"])
+                        rate[name] = per_round[name] / message["seconds"]
+                    pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
+                                      time.monotonic() - first))
+                verdicts.append(verdict.judge([p.ratio for p in pairs], settings))
+                if verdicts[-1].decided:
+                    return
+
+        telemetry = around(measure)
+        for (duet, name), worker in workers.items():
+            with _blamed(sides[name]):
+                rounds[name].finished[duet] = worker.finish()
+    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started)

@@ -1,0 +1,177 @@
+"""An A/B session's reports, all made from its session file (case.py writes it), so that the
+standalone command (tfperf-ab) makes the same ones from a kept file: the terminal table, the
+Markdown summary (also appended to $GITHUB_STEP_SUMMARY), a plot per case, and one JSON file
+per side in pytest-benchmark's format (`pytest-benchmark compare A.json B.json`)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest_benchmark
+from pytest_benchmark.stats import Stats
+
+from tfperf.ab.verdict import SLOWER, ABSettings, Verdict, sequential
+from tfperf.gate.report import SUMMARY_ENV, slug
+
+# pytest-benchmark's own statistics of a list of round times (the package has no type hints).
+_stats: Callable[[], Any] = Stats
+HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs"]
+
+
+def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
+    kept = data["settings"]
+    return ABSettings(floor=kept["floor"] if floor is None else floor, alpha=kept["alpha"],
+                      min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"])
+
+
+def final(case: dict[str, Any], settings: ABSettings) -> Verdict | None:
+    """The case's verdict under `settings`, from its kept pairs."""
+    ratios = [p["b_rate"] / p["a_rate"] for p in case["pairs"]]
+    verdicts = sequential(ratios, settings)
+    return verdicts[-1] if verdicts else None
+
+
+def outcome(case: dict[str, Any], settings: ABSettings) -> str:
+    failure = case["failure"]
+    if failure and failure["cause"] != SLOWER:
+        return f"FAILED ({failure['cause']})"
+    verdict = final(case, settings)
+    return verdict.status if verdict else "no pairs"
+
+
+def _row(case: dict[str, Any], settings: ABSettings) -> list[str]:
+    verdict = final(case, settings)
+    eps = {name: case["sides"].get(name, {}).get("examples_per_sec") for name in "AB"}
+    return [case["case_id"], *(f"{eps[n]:.1f}" if eps[n] else "" for n in "AB"),
+            f"{verdict.ratio:.3f}" if verdict else "",
+            f"[{verdict.low:.3f}, {verdict.high:.3f}]" if verdict else "",
+            outcome(case, settings), str(len(case["pairs"]))]
+
+
+def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
+    rows = [HEADER] + [_row(case, settings) for case in data["cases"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for case in data["cases"]:
+        verdict = final(case, settings)
+        if case["failure"]:
+            lines.append(f"{case['case_id']}: {case['failure']['cause']}: "
+                         f"{case['failure']['message']}")
+        elif verdict is not None and not verdict.decided:
+            lines.append(f"{case['case_id']}: {verdict.describe()}")
+    return lines
+
+
+def describe_sides(data: dict[str, Any]) -> str:
+    def side(name: str) -> str:
+        kept = data["sides"][name]
+        env = " ".join(f"{k}={v}" for k, v in kept["env"].items())
+        return (f"{name} = {kept['role']}: TensorFlow {kept['tensorflow']} ({kept['spec']}"
+                f"{', ' + env if env else ''}; workloads {kept['workloads']})")
+    return "; ".join(side(name) for name in "AB")
+
+
+def markdown(data: dict[str, Any], settings: ABSettings) -> str:
+    slower = sum(outcome(c, settings) == SLOWER for c in data["cases"])
+    lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
+             describe_sides(data), "",
+             f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor. "
+             f"Intervals: Hodges-Lehmann with the Wilcoxon signed-rank interval, "
+             f"{settings.confidence:.2%} per look ({settings.alpha:.0%} over all looks).", "",
+             "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|"]
+    for case in data["cases"]:
+        cells = _row(case, settings)
+        cells[0] = f"`{cells[0]}`"
+        if cells[5] == SLOWER:
+            cells[5] = f"**{SLOWER}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
+    """Each pair's B/A over time (duet 1 circles, duet 2 triangles), the verdict's estimate
+    and interval (shaded), the floor (dashed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 3.2))
+    for duet, marker in ((1, "o"), (2, "^")):
+        pairs = [p for p in case["pairs"] if p["duet"] == duet]
+        axes.plot([p["at_s"] for p in pairs], [p["b_rate"] / p["a_rate"] for p in pairs],
+                  marker, markersize=4, alpha=0.7,
+                  label=f"duet {duet} ({'A' if duet == 1 else 'B'} started first)")
+    verdict = final(case, settings)
+    if verdict is not None:
+        axes.axhline(verdict.ratio, color="black", linewidth=1, label=f"B/A: {verdict.status}")
+        axes.axhspan(verdict.low, verdict.high, color="#4c72b0", alpha=0.2,
+                     label=f"{verdict.confidence:.1%} interval")
+    for edge in (1 - settings.floor, 1 + settings.floor):
+        axes.axhline(edge, color="#c44e52", linewidth=0.8, linestyle="--")
+    axes.set_title(case["case_id"], fontsize=8)
+    axes.set_xlabel("seconds into the measured rounds")
+    axes.set_ylabel("B/A examples/s")
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def benchmark_json(data: dict[str, Any], name: str) -> dict[str, Any]:
+    """Side `name`'s rounds as pytest-benchmark saves a session (round times in seconds)."""
+    benchmarks = []
+    for case in data["cases"]:
+        rates = case["sides"].get(name, {}).get("round_examples_per_sec")
+        if not rates:
+            continue
+        stats = _stats()
+        for rate in rates:  # a round's time, per example: comparable across batch sizes
+            stats.update(1.0 / rate)
+        benchmarks.append({
+            "group": None, "name": f"test_training[{case['case_id']}]",
+            "fullname": f"tfperf/suite/test_training.py::test_training[{case['case_id']}]",
+            "params": {"perf_case": case["case_id"]}, "param": case["case_id"],
+            "extra_info": {k: v for k, v in case["sides"][name].items()
+                           if k != "round_examples_per_sec"},
+            "options": {"timer": "time.perf_counter", "unit": "seconds per example"},
+            "stats": {**stats.as_dict(), "data": list(stats.data), "iterations": 1}})
+    return {"machine_info": {"node": "", "tfperf": {"key": data["machine_key"], "side": name,
+                                                   **data["sides"][name]}},
+            "commit_info": {}, "benchmarks": benchmarks,
+            "datetime": data.get("when") or datetime.datetime.now(datetime.UTC).isoformat(),
+            "version": pytest_benchmark.__version__}
+
+
+def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]:
+    """Write ab.md, A.json, B.json and plots/<case>.png under `folder`; append the summary to
+    the step summary in GitHub Actions. Returns lines for the terminal."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    text = markdown(data, settings)
+    (folder / "ab.md").write_text(text, encoding="utf-8")
+    if os.environ.get(SUMMARY_ENV):
+        with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as summary:
+            summary.write(text)
+    for name in "AB":
+        (folder / f"{name}.json").write_text(json.dumps(benchmark_json(data, name), indent=1))
+    for case in data["cases"]:
+        if case["pairs"]:
+            plot(case, settings, folder / "plots" / f"{slug(case['case_id'])}.png")
+    spread = [c["order_effect"] for c in data["cases"] if len(c["order_effect"]) == 2]
+    lines = [f"A/B reports: {folder / 'ab.md'}, plots in {folder / 'plots'}, "
+             f"pytest-benchmark compare {folder / 'A.json'} {folder / 'B.json'}"]
+    if spread:
+        effect = np.median([e["duet2_ratio"] / e["duet1_ratio"] for e in spread])
+        lines.append(f"start order: B/A with B started first over B/A with A started first, "
+                     f"median over cases {effect:.3f} (cancelled by alternating the duets)")
+    return lines

@@ -1,0 +1,139 @@
+"""The A/B verdict of one case: is side B slower or faster than side A, the same, or not known yet?
+
+The data are per-pair ratios, B's examples/s over A's, of rounds run back to back in random
+order. The estimate is the Hodges-Lehmann median of the log ratios (the median of all pairwise
+means, the Walsh averages), the interval the Wilcoxon signed-rank interval around it. Why this
+method rather than a bootstrap of the median:
+- Randomising the order within each pair makes the two sides exchangeable when they do not
+  differ, so the log ratios are then symmetric about zero: the one assumption the signed-rank
+  interval needs. No distribution is assumed beyond it.
+- It keeps about 95% of the mean's efficiency under normal noise (the median: 64%), so the same
+  resolution needs fewer pairs, while a few pairs hit by a neighbour's burst barely move it.
+- It is exact arithmetic on the data: the same pairs always give the same interval (a
+  bootstrap's interval moves with its resampling, and is too narrow for the median at n < 30).
+The critical value uses the signed-rank statistic's normal approximation, within one rank of
+the exact value from 16 pairs on (the least the settings allow).
+
+Repeated looks. The pairs are judged at fixed looks (every `min_pairs` pairs up to
+`max_pairs`) and measuring stops at the first decided verdict. Each look uses a 1 - alpha/K
+interval for K looks (Bonferroni): a wrong decided verdict needs a wrong interval at some look,
+so the chance of any wrong verdict in a case is at most alpha, however many looks were taken.
+
+Pure functions: no files, no processes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
+
+
+@dataclass(frozen=True)
+class ABSettings:
+    # The least change that counts, either way: see docs/ab.md for how the A/A runs set it.
+    floor: float = 0.02
+    alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
+    min_pairs: int = 16  # the first look, and the step between looks
+    max_pairs: int = 64  # the last look
+
+    def looks(self) -> list[int]:
+        looks = list(range(self.min_pairs, self.max_pairs + 1, self.min_pairs))
+        return looks if looks[-1] == self.max_pairs else [*looks, self.max_pairs]
+
+    @property
+    def confidence(self) -> float:
+        """Of each look's interval."""
+        return 1 - self.alpha / len(self.looks())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    ratio: float  # B over A: below 1, B is slower
+    low: float
+    high: float
+    pairs: int
+    confidence: float
+    floor: float
+    more_pairs: int | None = None  # undecided: about how many more pairs would decide it
+
+    @property
+    def decided(self) -> bool:
+        return self.status != UNDECIDED
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        said = (f"B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}] "
+                f"({self.confidence:.1%} interval, {self.pairs} pairs; floor {self.floor:.1%})")
+        if self.status == UNDECIDED:
+            more = f"about {self.more_pairs} more pairs" if self.more_pairs else \
+                "more pairs than can be estimated (the ratio sits on the floor)"
+            return f"undecided: {said}; it would need {more}"
+        return f"{self.status}: {said}"
+
+
+def hodges_lehmann(log_ratios: Sequence[float], confidence: float) -> tuple[float, float, float]:
+    """The estimate and the interval of the log ratios' centre."""
+    x = np.asarray(log_ratios, dtype=float)
+    n = len(x)
+    if n < 2:
+        raise ValueError(f"{n} pair(s): an interval needs at least 2")
+    i, j = np.triu_indices(n)
+    walsh = np.sort((x[i] + x[j]) / 2)
+    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    mean = n * (n + 1) / 4
+    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+    # How many Walsh averages lie outside the interval on each side.
+    k = max(0, math.floor(mean - z * sd))
+    return float(np.median(walsh)), float(walsh[k]), float(walsh[len(walsh) - 1 - k])
+
+
+def _more_pairs(n: int, centre: float, half_width: float, floor: float) -> int | None:
+    """Intervals narrow as one over the square root of the pairs: how many would keep the
+    interval off both edges of the floor."""
+    edges = (math.log(1 - floor), math.log(1 + floor))
+    room = min(abs(centre - edge) for edge in edges)
+    if room < 1e-4:
+        return None
+    return max(1, math.ceil(n * (half_width / room) ** 2) - n)
+
+
+def judge(ratios: Sequence[float], settings: ABSettings) -> Verdict:
+    """The verdict of per-pair ratios (B over A) at one look."""
+    confidence = settings.confidence
+    centre, low, high = hodges_lehmann([math.log(r) for r in ratios], confidence)
+    ratio, lo, hi = math.exp(centre), math.exp(low), math.exp(high)
+    floor = settings.floor
+    if hi < 1 - floor:
+        status = SLOWER
+    elif lo > 1 + floor:
+        status = FASTER
+    elif lo >= 1 - floor and hi <= 1 + floor:
+        status = SAME
+    else:
+        status = UNDECIDED
+    more = _more_pairs(len(ratios), centre, (high - low) / 2, floor) \
+        if status == UNDECIDED else None
+    return Verdict(status, ratio, lo, hi, len(ratios), confidence, floor, more)
+
+
+def sequential(ratios: Sequence[float], settings: ABSettings) -> list[Verdict]:
+    """The verdicts at each look the ratios reach, up to the first decided one: the session's
+    own stopping rule, replayed (the standalone command judges kept pairs again this way)."""
+    verdicts: list[Verdict] = []
+    for look in settings.looks():
+        if look > len(ratios):
+            break
+        verdicts.append(judge(ratios[:look], settings))
+        if verdicts[-1].decided:
+            break
+    return verdicts

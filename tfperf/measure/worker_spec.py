@@ -1,0 +1,38 @@
+"""What a case's worker is told to run (its WorkerSpec), from the case, its workload and the
+session's options: shared by the measured cases and the A/B comparison."""
+
+from __future__ import annotations
+
+from tfperf.cases.matrix import Case
+from tfperf.cases.options import PerfOptions
+from tfperf.cases.tiers import MEASUREMENT
+from tfperf.processes.protocol import WorkerSpec
+from tfperf.workload import WorkloadInfo
+
+
+def logical_gpu_memory_mb(case: Case, gpu_memory_bytes: int) -> int | None:
+    """Each logical GPU's share of the physical GPU's memory (TensorFlow needs a limit to
+    split a GPU), with a tenth left for the runtime."""
+    if not (case.virtual and case.device_kind == "gpu" and gpu_memory_bytes):
+        return None
+    return int(gpu_memory_bytes * 0.9 / case.device_count) >> 20
+
+
+def worker_spec(options: PerfOptions, case: Case, info: WorkloadInfo, gpu_memory_bytes: int
+                ) -> WorkerSpec:
+    size = options.size or MEASUREMENT[options.tier].size
+    return WorkerSpec(
+        case=case.axis_values(),
+        workload_path=str(info.path),
+        size=size,
+        batch_size=options.batch_size or info.batch_size(size, case.precision),
+        warmup_rounds=options.warmup_rounds,
+        steps_per_round=options.steps_per_round,
+        cache_dir=str(options.cache_dir),
+        virtual=case.virtual,
+        virtual_memory_mb=logical_gpu_memory_mb(case, gpu_memory_bytes),
+        all_reduce=options.all_reduce,
+        file_layout=options.file_layout,
+        cluster=options.cluster,
+        retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id else None,
+    )

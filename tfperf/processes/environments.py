@@ -1,0 +1,172 @@
+"""The worker environment of a TensorFlow the user names: built once per spec, cached, probed.
+
+A spec is `current` (the session's own environment), the path of an existing Python
+interpreter, a wheel file (`*.whl`), or a pip requirement (`tensorflow-cpu==2.20.0`,
+`tensorflow==2.22.0rc1`, `tf-nightly`). A wheel or a requirement gets a virtual environment of
+its own under the cache folder, keyed by the spec (a wheel by its content), built with uv under
+a file lock so that two sessions never build one twice, and marked complete only at the end:
+a build that was interrupted is built again. The harness's worker side is made importable there
+by a path entry to this harness, never by copying it, so the side always runs this checkout's
+worker code. Nothing here imports TensorFlow: the probe does it, in the environment's Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from filelock import FileLock
+from packaging.requirements import InvalidRequirement, Requirement
+
+from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime
+
+READY_MARK = ".tfperf-ready"
+INSTALL_TIMEOUT_S = 1800.0
+PROBE_TIMEOUT_S = 300.0
+# Imports what every worker imports first, then says which TensorFlow it is.
+_PROBE = ("import json, tensorflow as tf, keras, tfperf.processes.protocol; "
+          "print(json.dumps({'tensorflow': tf.__version__, 'git': tf.version.GIT_VERSION, "
+          "'keras': keras.__version__}))")
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; its message is the one line the user sees."""
+
+
+def kind(spec: str) -> str:
+    """current, python, wheel or requirement; a SpecError for anything else."""
+    if spec == "current":
+        return "current"
+    path = Path(spec).expanduser()
+    if spec.endswith(".whl"):
+        if not path.is_file():
+            raise SpecError(f"no wheel file {spec!r}")
+        return "wheel"
+    if os.sep in spec or spec.startswith("."):
+        if path.is_file() and os.access(path, os.X_OK):
+            return "python"
+        raise SpecError(f"{spec!r} is not an executable Python interpreter")
+    try:
+        Requirement(spec)
+    except InvalidRequirement as error:
+        raise SpecError(f"{spec!r} is not a pip requirement, a wheel file or a Python "
+                        f"interpreter ({str(error).splitlines()[0]})") from None
+    return "requirement"
+
+
+def _folder_name(spec: str, kind_: str) -> str:
+    if kind_ == "wheel":
+        digest = hashlib.sha256()
+        with Path(spec).expanduser().open("rb") as wheel:
+            for block in iter(lambda: wheel.read(1 << 20), b""):
+                digest.update(block)
+        identity = f"wheel:{digest.hexdigest()}"
+    else:
+        identity = f"requirement:{Requirement(spec)}"
+    identity += f":py{sys.version_info.major}.{sys.version_info.minor}"
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", Path(spec).name if kind_ == "wheel" else spec)[:40]
+    return f"{slug}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
+def _uv() -> str:
+    beside = Path(sys.executable).parent / "uv"
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if found is None:
+        raise SpecError("uv is not installed in the suite's environment (./run installs it)")
+    return found
+
+
+def _last_error(text: str) -> str:
+    """The line of an installer's output that says why: uv's ends with its reason."""
+    lines = [re.sub(r"^[\s\u00d7\u2570\u2500\u25b6\u2502]+", "", line).strip() for line in text.splitlines()]
+    said = [line for line in lines if line and not line.startswith(("Using ", "Resolved "))]
+    return said[-1] if said else "no output"
+
+
+def _build(spec: str, kind_: str, folder: Path, log_path: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    uv = _uv()
+    python = folder / "bin" / "python"
+    target = str(Path(spec).expanduser().resolve()) if kind_ == "wheel" else spec
+    with log_path.open("a") as log:
+        for command in ([uv, "venv", "--quiet", "--python", sys.executable, str(folder)],
+                        [uv, "pip", "install", "--python", str(python), target]):
+            log.write(f"$ {' '.join(command)}\n")
+            log.flush()
+            try:
+                done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+            except subprocess.TimeoutExpired:
+                raise SpecError(f"cannot install {spec!r}: no end within "
+                                f"{INSTALL_TIMEOUT_S:g} s (log: {log_path})") from None
+            log.write(done.stdout)
+            if done.returncode != 0:
+                raise SpecError(f"cannot install {spec!r}: {_last_error(done.stdout)} "
+                                f"(log: {log_path})")
+    (folder / READY_MARK).write_text(spec + "\n")
+
+
+def harness_path(cache_dir: Path) -> str:
+    """A folder holding only a link to this harness's package, for another interpreter's
+    path: it sees tfperf and nothing else of the suite's environment."""
+    package = Path(__file__).resolve().parents[1]
+    folder = cache_dir / "harness"
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "tfperf"
+    if not (link.is_symlink() and link.resolve() == package):
+        temporary = folder / f"tfperf.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(package, target_is_directory=True)
+        temporary.replace(link)
+    return str(folder)
+
+
+def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[str, str]:
+    """What TensorFlow the runtime's Python imports, or a SpecError saying why it cannot."""
+    try:
+        done = subprocess.run([runtime.python, "-c", _PROBE], capture_output=True, text=True,
+                              env=runtime.environ(base_env), timeout=PROBE_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SpecError(f"cannot run {runtime.python}: {error}") from None
+    with log_path.open("a") as log:
+        log.write(f"$ {runtime.python} -c <probe>\n{done.stdout}{done.stderr}")
+    if done.returncode != 0:
+        raise SpecError(f"TensorFlow cannot be imported by {runtime.python}: "
+                        f"{_last_error(done.stderr)} (log: {log_path})")
+    found: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Path) -> Runtime:
+    """The runtime for `spec`, built if need be and probed; SpecError if it cannot be."""
+    kind_ = kind(spec)
+    added = tuple(sorted(extra_env.items()))
+    if kind_ == "current":
+        if not added:
+            return CURRENT
+        runtime = Runtime(spec, sys.executable, added)
+    else:
+        if kind_ == "python":
+            python = str(Path(spec).expanduser().absolute())
+        else:
+            folder = cache_dir / "environments" / _folder_name(spec, kind_)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(folder) + ".lock"):
+                if not (folder / READY_MARK).exists():
+                    _build(spec, kind_, folder, log_path)
+            python = str(folder / "bin" / "python")
+        paths = [harness_path(cache_dir)]
+        if os.environ.get(HARNESS_PATH_ENV):
+            paths.append(os.environ[HARNESS_PATH_ENV])
+        runtime = Runtime(spec, python, ((HARNESS_PATH_ENV, os.pathsep.join(paths)), *added))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    found = probe(runtime, dict(os.environ), log_path)
+    return Runtime(runtime.spec, runtime.python, runtime.env, found["tensorflow"])

@@ -103,8 +103,7 @@ def _start(session: pytest.Session, perf: PerfSession) -> None:
     the case runner. Another repository's own tests collect no case and change none of it."""
     perf.runtime, perf.machine, perf.ab = sides.prepare(
         perf.options, perf.machine, perf.log_dir, session.config.rootpath / RESULTS,
-        lambda folder: _discover(folder, perf.log_dir), perf.workloads,
-        session.config.pluginmanager.get_plugin("terminalreporter"))
+        lambda folder: _discover(folder, perf.log_dir), perf.workloads, session.config)
     bench = getattr(session.config, "_benchmarksession", None)
     key = perf.machine.key()
     if bench is not None:

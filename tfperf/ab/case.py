@@ -53,12 +53,15 @@ class ABRecord:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     looks: list[dict[str, Any]] = field(default_factory=list)
     order_effect: dict[str, float] = field(default_factory=dict)
+    wall_s: float | None = None  # the four workers' start to their end
+    rounds_s: float | None = None  # the measured pairs alone
     failure: CaseFailure | None = None
 
     def to_json(self) -> dict[str, Any]:
         failure = self.failure
         return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
                 "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
+                "wall_s": self.wall_s, "rounds_s": self.rounds_s,
                 "failure": {"cause": failure.cause, "message": failure.message}
                 if failure else None}
 
@@ -137,6 +140,8 @@ class ABRunner:
                 record.pairs = [p.to_json() for p in duel.pairs]
                 record.looks = [v.to_json() for v in duel.verdicts]
                 record.order_effect = order_effect(duel.pairs, self.settings.confidence)
+                record.wall_s = duel.wall_s
+                record.rounds_s = duel.rounds_s
                 for name, side in sides.items():
                     measured = duel.sides[name].measured(duel.telemetry, duel.wall_s)
                     shown = figures.figures(side.spec, measured, None)
@@ -182,7 +187,7 @@ class ABRunner:
             "tier": self.options.tier.label,
             "settings": {"floor": self.settings.floor, "alpha": self.settings.alpha,
                          "min_pairs": self.settings.min_pairs,
-                         "max_pairs": self.settings.max_pairs},
+                         "max_pairs": self.settings.max_pairs, "turn_s": self.settings.turn_s},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                              "tensorflow": setup.runtime.tensorflow,
                              "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},

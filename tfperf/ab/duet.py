@@ -4,15 +4,17 @@ Two duets, each a side A and a side B worker (or cluster), all four alive at onc
 starts A's first, duet 2 starts B's first. The process started second ran 0.5-2% faster in
 every two-process A/A probe (issue 23), and pairs alternate between the duets, so whatever the
 start order does falls on each side equally at every look (docs/ab.md has the measurement).
-Within a pair the two rounds run back to back in random order, from a generator seeded by the
-case's id, so the schedule is the same every session. Each round has its yardstick burst just
-before it, as every measured case does. The verdict is judged at each look (verdict.py); the
-first decided one ends the measurement.
+Within a pair the two sides' turns run back to back in random order, from a generator seeded by
+the case's id, so the schedule is the same every session. A turn is as many whole rounds as
+last `turn_s` (the same count on both sides). Each turn has its yardstick burst just before
+it, which rates each of its rounds (MFU), as a measured case's rounds are rated. The verdict is judged at each
+look (verdict.py); the first decided one ends the measurement.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -90,6 +92,14 @@ class Duel:
     verdicts: list[Verdict]  # one per look taken
     telemetry: dict[str, Any]  # the GPUs' during the measured rounds
     wall_s: float
+    rounds_s: float  # the measured pairs alone
+
+
+def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
+    """Whole rounds per turn, the same on both sides: enough for `turn_s` at the median round
+    time measured so far (the warm-up's rounds still carry warming; the first pair runs one)."""
+    measured = [s for side_rounds in rounds.values() for s in side_rounds.round_s]
+    return max(1, math.ceil(turn_s / float(np.median(measured)))) if measured else 1
 
 
 @contextlib.contextmanager
@@ -124,9 +134,6 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             for name in order:
                 with _blamed(sides[name]):
                     rounds[name].readies[duet] = workers[duet, name].wait_ready()
-        inject = {name: sides[name].inject_fraction * float(np.median(
-            [*ready["warm_round_s"]] or [ready["first_round_s"]]))
-            for name in SIDES for ready in [rounds[name].readies[1]]}
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
                      for name in SIDES}
         schedule = random.Random(case_id)
@@ -139,23 +146,32 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                 while len(pairs) < look:
                     duet = 1 + len(pairs) % 2
                     order = schedule.sample(SIDES, 2)
+                    turn = _turn(rounds, settings.turn_s)
                     rate: dict[str, float] = {}
                     for name in order:
                         worker, side_rounds = workers[duet, name], rounds[name]
+                        seconds = 0.0
                         with _blamed(sides[name]):
-                            side_rounds.yardstick_rates.append(worker.yardstick())
-                            message = worker.run_round(inject[name])
-                        side_rounds.round_s.append(message["seconds"])
-                        side_rounds.losses.append(message["loss"])
-                        rate[name] = per_round[name] / message["seconds"]
+                            yardstick = worker.yardstick()
+                        for _ in range(turn):
+                            with _blamed(sides[name]):
+                                message = worker.run_round(
+                                    inject_fraction=sides[name].inject_fraction)
+                            side_rounds.yardstick_rates.append(yardstick)
+                            side_rounds.round_s.append(message["seconds"])
+                            side_rounds.losses.append(message["loss"])
+                            seconds += message["seconds"]
+                        rate[name] = per_round[name] * turn / seconds
                     pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
                                       time.monotonic() - first))
                 verdicts.append(verdict.judge([p.ratio for p in pairs], settings))
                 if verdicts[-1].decided:
                     return
 
+        measuring = time.monotonic()
         telemetry = around(measure)
+        rounds_s = time.monotonic() - measuring
         for (duet, name), worker in workers.items():
             with _blamed(sides[name]):
                 rounds[name].finished[duet] = worker.finish()
-    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started)
+    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s)

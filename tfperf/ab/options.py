@@ -50,6 +50,9 @@ def add(group: Any) -> None:
     group.addoption("--perf-ab-pairs", metavar="MIN:MAX",
                     help="Pairs of rounds per case: judged every MIN, at most MAX (default: "
                          f"{defaults.min_pairs}:{defaults.max_pairs}).")
+    group.addoption("--perf-ab-turn", metavar="SECONDS",
+                    help="Each side's turn in a pair runs whole rounds for at least this long "
+                         f"(default: {defaults.turn_s:g}).")
 
 
 def _spec(option: str, text: str) -> str:
@@ -70,7 +73,7 @@ def _variables(items: list[str]) -> dict[str, str]:
     return found
 
 
-def _settings(floor: str | None, pairs: str | None) -> ABSettings:
+def _settings(floor: str | None, pairs: str | None, turn: str | None) -> ABSettings:
     defaults = ABSettings()
     value = defaults.floor
     if floor:
@@ -90,7 +93,15 @@ def _settings(floor: str | None, pairs: str | None) -> ABSettings:
             least = most = 0
         if least < 6 or most < least:
             raise ValueError(f"--perf-ab-pairs: {pairs!r} is not MIN:MAX with 6 <= MIN <= MAX")
-    return ABSettings(floor=value, min_pairs=least, max_pairs=most)
+    turn_s = defaults.turn_s
+    if turn:
+        try:
+            turn_s = float(turn)
+        except ValueError:
+            turn_s = -1
+        if not 0 <= turn_s <= 60:
+            raise ValueError(f"--perf-ab-turn: {turn!r} is not a number of seconds from 0 to 60")
+    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s)
 
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
@@ -99,7 +110,8 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     baseline = get("perf_baseline") or os.environ.get(BASELINE_ENV) or None
     comparing = {"--perf-baseline-env": get("perf_baseline_env"),
                  "--perf-baseline-workloads": get("perf_baseline_workloads"),
-                 "--perf-ab-floor": get("perf_ab_floor"), "--perf-ab-pairs": get("perf_ab_pairs")}
+                 "--perf-ab-floor": get("perf_ab_floor"), "--perf-ab-pairs": get("perf_ab_pairs"),
+                 "--perf-ab-turn": get("perf_ab_turn")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -113,5 +125,5 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline=_spec("--perf-baseline", baseline) if baseline else None,
         baseline_env=_variables(get("perf_baseline_env")),
         baseline_workloads=folder,
-        settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs")),
+        settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn")),
     )

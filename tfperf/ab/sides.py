@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,7 +15,7 @@ from tfperf.cases.machine import Machine
 from tfperf.cases.options import PerfOptions
 from tfperf.gate import history
 from tfperf.processes import environments
-from tfperf.processes.runtime import Runtime
+from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.workload import WorkloadInfo
 
 Workloads = Callable[[], dict[str, WorkloadInfo]]
@@ -24,11 +23,14 @@ Workloads = Callable[[], dict[str, WorkloadInfo]]
 
 def prepare(options: PerfOptions, machine: Machine, log_dir: Path, results_dir: Path,
             discover: Callable[[Path], dict[str, WorkloadInfo]], workloads: Workloads,
-            say: Any) -> tuple[Runtime, Machine, ABRunner | None]:
+            config: pytest.Config) -> tuple[Runtime, Machine, ABRunner | None]:
     """Side B's runtime, the machine as the session keys its results (its TensorFlow's
     version), and the A/B runner if there is a baseline. A UsageError, one line naming the
     option, if a spec cannot be installed or its TensorFlow imported."""
     ab = options.ab
+    if config.option.collectonly:
+        return CURRENT, machine, None  # a listing (or a plan) runs nothing: nothing to build
+    say = config.pluginmanager.get_plugin("terminalreporter")
     wanted: list[tuple[str, str, dict[str, str]]] = [("--perf-tensorflow", ab.tensorflow, {})]
     if ab.baseline is not None:
         wanted.append(("--perf-baseline", ab.baseline, ab.baseline_env))

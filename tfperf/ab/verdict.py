@@ -11,8 +11,8 @@ method rather than a bootstrap of the median:
   resolution needs fewer pairs, while a few pairs hit by a neighbour's burst barely move it.
 - It is exact arithmetic on the data: the same pairs always give the same interval (a
   bootstrap's interval moves with its resampling, and is too narrow for the median at n < 30).
-The critical value uses the signed-rank statistic's normal approximation, within one rank of
-the exact value from 16 pairs on (the least the settings allow).
+The critical value comes from the signed-rank statistic's exact distribution (its normal
+approximation, beyond 200 pairs).
 
 Repeated looks. The pairs are judged at fixed looks (every `min_pairs` pairs up to
 `max_pairs`) and measuring stops at the first decided verdict. Each look uses a 1 - alpha/K
@@ -24,6 +24,7 @@ Pure functions: no files, no processes.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -42,6 +43,9 @@ class ABSettings:
     alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
     min_pairs: int = 16  # the first look, and the step between looks
     max_pairs: int = 64  # the last look
+    # Each side's turn in a pair runs whole rounds for at least this long: shorter rounds are
+    # dominated by scheduling noise (docs/ab.md has the measurement).
+    turn_s: float = 0.5
 
     def looks(self) -> list[int]:
         looks = list(range(self.min_pairs, self.max_pairs + 1, self.min_pairs))
@@ -81,6 +85,26 @@ class Verdict:
         return f"{self.status}: {said}"
 
 
+@functools.cache
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    """P(T <= t) for t = 0..n(n+1)/2, T the signed-rank statistic of n pairs under the null."""
+    top = n * (n + 1) // 2
+    counts = np.zeros(top + 1)
+    counts[0] = 1.0
+    for rank in range(1, n + 1):  # each rank is in the sum or not
+        counts[rank:] = counts[rank:] + counts[:top + 1 - rank].copy()
+    return np.cumsum(counts) / counts.sum()
+
+
+def _excluded(n: int, tail: float) -> int:
+    """How many Walsh averages lie outside the interval on each side: the largest k with
+    P(T <= k - 1) <= tail."""
+    if n <= 200:
+        return int((_signed_rank_cdf(n) <= tail).sum())
+    mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+    return max(0, math.floor(mean - float(norm.ppf(1 - tail)) * sd))
+
+
 def hodges_lehmann(log_ratios: Sequence[float], confidence: float) -> tuple[float, float, float]:
     """The estimate and the interval of the log ratios' centre."""
     x = np.asarray(log_ratios, dtype=float)
@@ -89,11 +113,7 @@ def hodges_lehmann(log_ratios: Sequence[float], confidence: float) -> tuple[floa
         raise ValueError(f"{n} pair(s): an interval needs at least 2")
     i, j = np.triu_indices(n)
     walsh = np.sort((x[i] + x[j]) / 2)
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
-    mean = n * (n + 1) / 4
-    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
-    # How many Walsh averages lie outside the interval on each side.
-    k = max(0, math.floor(mean - z * sd))
+    k = _excluded(n, (1 - confidence) / 2)
     return float(np.median(walsh)), float(walsh[k]), float(walsh[len(walsh) - 1 - k])
 
 

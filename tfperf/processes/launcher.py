@@ -175,9 +175,10 @@ class Cluster:
 
         return self._all(lambda worker: worker.expect(answer), first=send)
 
-    def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:
+    def run_round(self, inject_seconds: float = 0.0, inject_fraction: float = 0.0
+                  ) -> dict[str, Any]:
         return self._command("measuring", protocol.ROUND, protocol.ROUND_DONE,
-                             inject_seconds=inject_seconds)
+                             inject_seconds=inject_seconds, inject_fraction=inject_fraction)
 
     def yardstick(self) -> float:
         # Every task that trains times its burst at once, as they train at once.

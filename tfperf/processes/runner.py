@@ -214,9 +214,11 @@ class Worker:
         self.phase = "building"  # the worker tells each phase after it (protocol.PHASE)
         return self.expect(protocol.READY)
 
-    def run_round(self, inject_seconds: float = 0.0) -> dict[str, Any]:
+    def run_round(self, inject_seconds: float = 0.0, inject_fraction: float = 0.0
+                  ) -> dict[str, Any]:
         self.phase = "measuring"
-        self.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds))
+        self.send(protocol.encode(protocol.ROUND, inject_seconds=inject_seconds,
+                                  inject_fraction=inject_fraction))
         return self.expect(protocol.ROUND_DONE)
 
     def yardstick(self) -> float:

@@ -196,6 +196,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         start = time.perf_counter()
         cpu_start = time.process_time()
         result = source.round(k)
+        # Test-only: extra work, a fixed time or a share of this round's own time (A/B).
+        inject += float(command.get("inject_fraction", 0.0)) * (time.perf_counter() - start)
         if inject:
             _spin(inject)
         seconds = time.perf_counter() - start

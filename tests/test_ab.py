@@ -150,8 +150,8 @@ def test_the_tensorflow_under_test_is_the_one_named(make_suite: MakeSuite) -> No
 def test_an_environment_is_built_once_and_a_missing_tensorflow_is_said(tmp_path: Path) -> None:
     log = tmp_path / "environments.log"
     for _ in range(2):
-        with pytest.raises(environments.SpecError, match="TensorFlow cannot be imported by "
-                           ".*numpy-2.4.6-.*: ModuleNotFoundError: No module named 'tensorflow'"):
+        with pytest.raises(environments.SpecError, match=r"TensorFlow cannot be imported by "
+                           r".*numpy-2\.4\.6-.*: ModuleNotFoundError: No module named 'tensorflow'"):
             environments.prepare("numpy==2.4.6", {}, tmp_path, log)
     assert log.read_text().count("uv pip install") == 1  # the second found it ready
 

@@ -93,7 +93,8 @@ def _signed_rank_cdf(n: int) -> np.ndarray:
     counts[0] = 1.0
     for rank in range(1, n + 1):  # each rank is in the sum or not
         counts[rank:] = counts[rank:] + counts[:top + 1 - rank].copy()
-    return np.cumsum(counts) / counts.sum()
+    cdf: np.ndarray = np.cumsum(counts) / counts.sum()
+    return cdf
 
 
 def _excluded(n: int, tail: float) -> int:

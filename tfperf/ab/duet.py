@@ -6,7 +6,7 @@ every two-process A/A probe (issue 23), and pairs alternate between the duets, s
 start order does falls on each side equally at every look (docs/ab.md has the measurement).
 Within a pair the two sides' turns run back to back in random order, from a generator seeded by
 the case's id, so the schedule is the same every session. A turn is as many whole rounds as
-last `turn_s` (the same count on both sides). Each turn has its yardstick burst just before
+last about `turn_s` (the same count on both sides). Each turn has its yardstick burst just before
 it, which rates each of its rounds (MFU), as a measured case's rounds are rated. The verdict is judged at each
 look (verdict.py); the first decided one ends the measurement.
 """
@@ -96,10 +96,10 @@ class Duel:
 
 
 def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
-    """Whole rounds per turn, the same on both sides: enough for `turn_s` at the median round
-    time measured so far (the warm-up's rounds still carry warming; the first pair runs one)."""
+    """Whole rounds per turn, the same on both sides: the nearest count to `turn_s` at the
+    median round time measured so far (the warm-up's rounds still carry warming; the first pair runs one)."""
     measured = [s for side_rounds in rounds.values() for s in side_rounds.round_s]
-    return max(1, math.ceil(turn_s / float(np.median(measured)))) if measured else 1
+    return max(1, round(turn_s / float(np.median(measured)))) if measured else 1
 
 
 @contextlib.contextmanager

@@ -51,7 +51,7 @@ def add(group: Any) -> None:
                     help="Pairs of rounds per case: judged every MIN, at most MAX (default: "
                          f"{defaults.min_pairs}:{defaults.max_pairs}).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
-                    help="Each side's turn in a pair runs whole rounds for at least this long "
+                    help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
 
 

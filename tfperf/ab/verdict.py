@@ -39,7 +39,7 @@ SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
 @dataclass(frozen=True)
 class ABSettings:
     # The least change that counts, either way: see docs/ab.md for how the A/A runs set it.
-    floor: float = 0.02
+    floor: float = 0.015
     alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
     min_pairs: int = 16  # the first look, and the step between looks
     max_pairs: int = 64  # the last look

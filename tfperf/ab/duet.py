@@ -14,7 +14,6 @@ look (verdict.py); the first decided one ends the measurement.
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import time
 from collections.abc import Callable, Iterator

@@ -157,7 +157,7 @@ class ABRunner:
                 final = duel.verdicts[-1]
                 if final.status == SLOWER:
                     raise CaseFailure("slower", f"side B is slower than side A: "
-                                      f"{final.describe()}")
+                                      f"{final.figures()}")
             except CaseFailure as failure:
                 record.failure = failure
                 raise

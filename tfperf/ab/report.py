@@ -15,7 +15,7 @@ import numpy as np
 import pytest_benchmark
 from pytest_benchmark.stats import Stats
 
-from tfperf.ab.verdict import SLOWER, ABSettings, Verdict, sequential
+from tfperf.ab.verdict import SLOWER, UNDECIDED, ABSettings, Verdict, sequential
 from tfperf.gate.report import SUMMARY_ENV, slug
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
@@ -61,10 +61,11 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
     lines.insert(1, "  ".join("-" * w for w in widths))
     for case in data["cases"]:
         verdict = final(case, settings)
-        if case["failure"]:
-            lines.append(f"{case['case_id']}: {case['failure']['cause']}: "
-                         f"{case['failure']['message']}")
-        elif verdict is not None and not verdict.decided:
+        failure = case["failure"]
+        if failure and failure["cause"] != SLOWER:
+            lines.append(f"{case['case_id']}: {failure['cause']}: {failure['message']}")
+        elif verdict is not None and verdict.status in (SLOWER, UNDECIDED):
+            # Judged now: a kept session judged with another floor may say otherwise.
             lines.append(f"{case['case_id']}: {verdict.describe()}")
     return lines
 

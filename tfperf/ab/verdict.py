@@ -75,9 +75,12 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
-    def describe(self) -> str:
-        said = (f"B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}] "
+    def figures(self) -> str:
+        return (f"B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}] "
                 f"({self.confidence:.1%} interval, {self.pairs} pairs; floor {self.floor:.1%})")
+
+    def describe(self) -> str:
+        said = self.figures()
         if self.status == UNDECIDED:
             more = f"about {self.more_pairs} more pairs" if self.more_pairs else \
                 "more pairs than can be estimated (the ratio sits on the floor)"

@@ -83,10 +83,18 @@ def _uv() -> str:
 
 
 def _last_error(text: str) -> str:
-    """The line of an installer's output that says why: uv's ends with its reason."""
-    lines = [re.sub(r"^[\s\u00d7\u2570\u2500\u25b6\u2502]+", "", line).strip() for line in text.splitlines()]
-    said = [line for line in lines if line and not line.startswith(("Using ", "Resolved "))]
-    return said[-1] if said else "no output"
+    """The message of an installer's output that says why, in one line: uv ends with its
+    reason, wrapped over indented lines."""
+    said: list[str] = []
+    for line in text.splitlines():
+        words = re.sub(r"^[\s\u00d7\u2570\u2500\u25b6\u2502]+", "", line).strip()
+        if not words or words.startswith(("Using ", "Resolved ")):
+            continue
+        if said and line[:1].isspace() and not words.startswith(("cause:", "hint:", "help:")):
+            said[-1] += " " + words  # a wrapped line
+        else:
+            said.append(words)
+    return re.sub(r"^(cause|error): ", "", said[-1]) if said else "no output"
 
 
 def _build(spec: str, kind_: str, folder: Path, log_path: Path) -> None:

@@ -48,7 +48,8 @@ def test_a_forked_worker_is_a_process_of_its_own(tmp_path: Path,
         assert hung.poll() is None
         os.killpg(hung.pid, signal.SIGKILL)
         assert hung.wait(timeout=30) == -signal.SIGKILL
-        zygote = warm_start._session["zygote"]._process
+        (only,) = warm_start._zygotes.values()  # one runtime: one zygote
+        zygote = only._process
     finally:
         warm_start.end()
     assert zygote.wait(timeout=10) == 0  # ended with the session

@@ -146,6 +146,10 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                     duet = 1 + len(pairs) % 2
                     order = schedule.sample(SIDES, 2)
                     turn = _turn(rounds, settings.turn_s)
+                    for name in SIDES:
+                        # Four workers take turns for up to MAX pairs: the case's time limit
+                        # bounds each pair's wait, not the four workers' whole life.
+                        workers[duet, name].allow(timeout_s)
                     rate: dict[str, float] = {}
                     for name in order:
                         worker, side_rounds = workers[duet, name], rounds[name]
@@ -171,6 +175,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
         telemetry = around(measure)
         rounds_s = time.monotonic() - measuring
         for (duet, name), worker in workers.items():
+            worker.allow(timeout_s)
             with _blamed(sides[name]):
                 rounds[name].finished[duet] = worker.finish()
     return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s)

@@ -6,8 +6,9 @@ interpreter, a wheel file (`*.whl`), or a pip requirement (`tensorflow-cpu==2.20
 its own under the cache folder, keyed by the spec (a wheel by its content), built with uv under
 a file lock so that two sessions never build one twice, and marked complete only at the end:
 a build that was interrupted is built again. The harness's worker side is made importable there
-by a path entry to this harness, never by copying it, so the side always runs this checkout's
-worker code. Nothing here imports TensorFlow: the probe does it, in the environment's Python.
+by a `.pth` path entry to this harness (as an editable install is), never by copying it, so the
+side always runs this checkout's worker code; an interpreter named by path gets the entry in its
+workers' PYTHONPATH instead. Nothing here imports TensorFlow: the probe does it, in the environment's Python.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _last_error(text: str) -> str:
     return re.sub(r"^(cause|error): ", "", said[-1]) if said else "no output"
 
 
-def _build(spec: str, kind_: str, folder: Path, log_path: Path) -> None:
+def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     uv = _uv()
     python = folder / "bin" / "python"
@@ -117,7 +118,15 @@ def _build(spec: str, kind_: str, folder: Path, log_path: Path) -> None:
             if done.returncode != 0:
                 raise SpecError(f"cannot install {spec!r}: {_last_error(done.stdout)} "
                                 f"(log: {log_path})")
+    # The harness's worker side, installed as an editable install is: a path entry to it.
+    (site_packages(python) / "tfperf-harness.pth").write_text(harness_path(cache) + "\n")
     (folder / READY_MARK).write_text(spec + "\n")
+
+
+def site_packages(python: Path) -> Path:
+    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=True)
+    return Path(done.stdout.strip())
 
 
 def harness_path(cache_dir: Path) -> str:
@@ -152,29 +161,33 @@ def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[st
     return found
 
 
+def _built(spec: str, kind_: str, cache_dir: Path, log_path: Path) -> str:
+    """The Python of the spec's environment, built if it is not ready yet."""
+    folder = cache_dir / "environments" / _folder_name(spec, kind_)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / READY_MARK).exists():
+            _build(spec, kind_, folder, cache_dir, log_path)
+    harness_path(cache_dir)  # the link its .pth names, made again if it was removed
+    return str(folder / "bin" / "python")
+
+
 def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Path) -> Runtime:
     """The runtime for `spec`, built if need be and probed; SpecError if it cannot be."""
     kind_ = kind(spec)
     added = tuple(sorted(extra_env.items()))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     if kind_ == "current":
         if not added:
             return CURRENT
         runtime = Runtime(spec, sys.executable, added)
+    elif kind_ == "python":
+        # Another interpreter, not ours to install into: the path entry goes in its workers'
+        # environment instead.
+        paths = [harness_path(cache_dir), *filter(None, [os.environ.get(HARNESS_PATH_ENV)])]
+        runtime = Runtime(spec, str(Path(spec).expanduser().absolute()),
+                          ((HARNESS_PATH_ENV, os.pathsep.join(paths)), *added))
     else:
-        if kind_ == "python":
-            python = str(Path(spec).expanduser().absolute())
-        else:
-            folder = cache_dir / "environments" / _folder_name(spec, kind_)
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(folder) + ".lock"):
-                if not (folder / READY_MARK).exists():
-                    _build(spec, kind_, folder, log_path)
-            python = str(folder / "bin" / "python")
-        paths = [harness_path(cache_dir)]
-        if os.environ.get(HARNESS_PATH_ENV):
-            paths.append(os.environ[HARNESS_PATH_ENV])
-        runtime = Runtime(spec, python, ((HARNESS_PATH_ENV, os.pathsep.join(paths)), *added))
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+        runtime = Runtime(spec, _built(spec, kind_, cache_dir, log_path), added)
     found = probe(runtime, dict(os.environ), log_path)
     return Runtime(runtime.spec, runtime.python, runtime.env, found["tensorflow"])

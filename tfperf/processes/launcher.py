@@ -103,6 +103,11 @@ class Cluster:
         for _, worker in self.tasks:
             worker.kill()
 
+    def allow(self, timeout_s: float) -> None:
+        """A new deadline for every task, `timeout_s` from now."""
+        for _, worker in self.tasks:
+            worker.allow(timeout_s)
+
     def _watcher(self, awaited: Worker) -> Callable[[], None]:
         def watch() -> None:
             if any(worker is not awaited and not worker.alive for _, worker in self.tasks):

@@ -297,3 +297,15 @@ def test_the_first_task_to_fail_of_its_own_accord_is_named() -> None:
 def test_the_xla_proof_fails_a_case_whose_xla_did_not_run_as_named(
         mode: str, seen: dict[str, int], what: str, problem: str | None) -> None:
     assert xla_proof.problem(mode, seen, what) == problem
+
+
+def test_an_execution_is_counted_from_the_trace_of_either_tensorflow() -> None:
+    """2.21 traces each XLA execution; 2.20's XLA:CPU traces only the instructions it ran (seen
+    in real traces of a jit step, run three times)."""
+    tf_2_21 = ["EagerExecute", "CpuExecutable::ExecuteAsyncOnStream", "ynn_fusion",
+               "end: ynn_fusion"] * 3
+    tf_2_20 = ["EagerExecute", "dot.3", "end: dot.3", "call", "end: call"] * 3 + \
+        ["while.body", "end: while.body"] * 5  # a loop's body runs more often than once
+    assert xla_trace.activity(tf_2_21).executions == 3
+    assert xla_trace.activity(tf_2_20).executions == 3
+    assert xla_trace.activity(["EagerExecute", "Conv2D", "MatMul"] * 3).executions == 0

@@ -3,7 +3,8 @@
 Asking for XLA (a flag, jit_compile=True) proves nothing: auto-clustering silently compiles
 nothing on CPU without --tf_xla_cpu_global_jit, and a cluster can fall back to TensorFlow ops.
 The profiler records what actually happened: `CpuExecutable::ExecuteAsyncOnStream` (or the
-GPU's executable) for each XLA execution and `*Compiler::Compile*` for each compilation.
+GPU's executable) for each XLA execution and `*Compiler::Compile*` for each compilation; in
+TensorFlow 2.20, whose XLA:CPU traces no executable event, each HLO instruction it ran.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,9 +62,17 @@ def event_names(logdir: Path) -> Iterator[str]:
 
 def activity(names: Iterable[str]) -> XlaActivity:
     seen = XlaActivity()
+    instructions: Counter[str] = Counter()
     for name in names:
         seen.executions += _is_execution(name)
         seen.compilations += _is_compilation(name)
+        if name.startswith("end: "):
+            instructions[name] += 1
+    if not seen.executions and instructions:
+        # TensorFlow 2.20's XLA:CPU traces no executable event, only each HLO instruction it
+        # runs ("dot.3", then "end: dot.3"). Every instruction of an execution runs at least
+        # once in it, so the least-run one counts the executions (at most).
+        seen.executions = min(instructions.values())
     return seen
 
 

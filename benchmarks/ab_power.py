@@ -98,7 +98,7 @@ def main() -> int:
 
         effects = [r["order_effect"]["duet2_ratio"] / r["order_effect"]["duet1_ratio"]
                    for r in rows if len(r["order_effect"]) == 2]
-        print(f"{level:<5g}  {case_id.split('-')[0]}  {dict(counts)}  {median('ratio'):.3f} "
+        print(f"{level:<5g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  {median('ratio'):.3f} "
               f"[{median('low'):.3f}, {median('high'):.3f}]  {median('pairs'):.0f}  "
               f"{median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
               f"{np.median(effects) if effects else float('nan'):.3f}")

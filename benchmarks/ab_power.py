@@ -82,6 +82,9 @@ def main() -> int:
                     "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"] if data else None,
                                   "examples_per_sec": case["sides"].get(n, {}).get(
                                       "examples_per_sec")} for n in "AB"}})
+            if args.out:  # after every session: a run stopped early keeps what it measured
+                args.out.write_text(json.dumps({f"{lv}|{case}": rows
+                                                for (lv, case), rows in outcomes.items()}))
             print(f"session {number + 1}/{args.sessions} level {level:g}: {len(cases)} cases "
                   f"in {seconds:.0f} s: "
                   + ", ".join(outcomes[level, c["case_id"]][-1]["outcome"] for c in cases),
@@ -102,9 +105,6 @@ def main() -> int:
               f"[{median('low'):.3f}, {median('high'):.3f}]  {median('pairs'):.0f}  "
               f"{median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
               f"{np.median(effects) if effects else float('nan'):.3f}")
-    if args.out:
-        args.out.write_text(json.dumps({f"{level}|{case}": rows
-                                        for (level, case), rows in outcomes.items()}, indent=1))
     return 0
 
 

@@ -16,7 +16,7 @@ import pytest_benchmark
 from pytest_benchmark.stats import Stats
 
 from tfperf.ab.verdict import SLOWER, UNDECIDED, ABSettings, Verdict, sequential
-from tfperf.gate.report import SUMMARY_ENV, slug
+from tfperf.gate.report import SUMMARY_ENV, save, slug
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
 _stats: Callable[[], Any] = Stats
@@ -117,14 +117,8 @@ def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
                      label=f"{verdict.confidence:.1%} interval")
     for edge in (1 - settings.floor, 1 + settings.floor):
         axes.axhline(edge, color="#c44e52", linewidth=0.8, linestyle="--")
-    axes.set_title(case["case_id"], fontsize=8)
-    axes.set_xlabel("seconds into the measured rounds")
-    axes.set_ylabel("B/A examples/s")
-    axes.legend(fontsize=7, loc="best")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
+    save(figure, axes, (case["case_id"], "seconds into the measured rounds", "B/A examples/s"),
+         path)
 
 
 def benchmark_json(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tfperf.gate import statistics
 from tfperf.gate.case import CaseGate
@@ -71,9 +72,17 @@ def plot(g: CaseGate, path: Path) -> None:
     if g.failed:
         axes.annotate("regression", (len(past), g.run.examples_per_sec),
                       textcoords="offset points", xytext=(-30, -18), color=colour)
-    axes.set_title(g.run.case_id, fontsize=8)
-    axes.set_xlabel("run")
-    axes.set_ylabel("examples/s")
+    save(figure, axes, (g.run.case_id, "run", "examples/s"), path)
+
+
+def save(figure: Any, axes: Any, labels: tuple[str, str, str], path: Path) -> None:
+    """Title, axis labels and legend of a case's plot, then the file (the figure closed)."""
+    import matplotlib.pyplot as plt
+
+    title, x, y = labels
+    axes.set_title(title, fontsize=8)
+    axes.set_xlabel(x)
+    axes.set_ylabel(y)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

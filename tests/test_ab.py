@@ -213,3 +213,19 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
     result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "
                                  "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit)): *"])
     assert "side B" not in result.stdout.str()
+
+
+def test_a_workload_that_side_a_lacks_is_skipped_saying_so(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    (suite.path / "main_workloads").mkdir()
+    empty = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads")
+    assert empty.ret == pytest.ExitCode.USAGE_ERROR
+    empty.stderr.fnmatch_lines(["ERROR: --perf-baseline-workloads: no workload modules in "
+                                "*main_workloads"])
+    for name in ("_tiny.py", "flat_loss.py"):
+        shutil.copy(TEST_WORKLOADS / name, suite.path / "main_workloads")
+    result = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads", "-rs")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*side A's workloads folder */main_workloads has no workload "
+                                 "'tinycnn'*"])

@@ -51,6 +51,10 @@ def prepare(options: PerfOptions, machine: Machine, log_dir: Path, results_dir: 
     if ab.baseline is None:
         return under_test, machine, None
     folder = ab.baseline_workloads or options.workloads_dir
+    try:
+        discover(folder)  # read now: a folder that cannot be read stops the session here
+    except pytest.UsageError as error:
+        raise pytest.UsageError(f"--perf-baseline-workloads: {error}") from None
     setups = {"A": SideSetup(runtimes[1], lambda: discover(folder), folder),
               "B": SideSetup(under_test, workloads, options.workloads_dir)}
     return under_test, machine, ABRunner(options, setups, machine, log_dir, results_dir,

@@ -229,3 +229,17 @@ def test_a_workload_that_side_a_lacks_is_skipped_saying_so(make_suite: MakeSuite
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*side A's workloads folder */main_workloads has no workload "
                                  "'tinycnn'*"])
+
+
+def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = make_suite("tinycnn")
+    monkeypatch.setenv("TFPERF_TENSORFLOW", "/no/such/python")
+    result = suite.runpytest(*CASE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --perf-tensorflow: '/no/such/python' is not an "
+                                 "executable Python interpreter"])
+    monkeypatch.delenv("TFPERF_TENSORFLOW")
+    monkeypatch.setenv("TFPERF_BASELINE", "missing.whl")
+    result = suite.runpytest(*CASE)
+    result.stderr.fnmatch_lines(["ERROR: --perf-baseline: no wheel file 'missing.whl'"])

@@ -53,6 +53,25 @@ def session(args: argparse.Namespace, level: float) -> tuple[dict[str, Any] | No
     return (json.loads(new[-1].read_text()) if new else None), seconds
 
 
+def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
+    """What sets a case's interval width and time: the spread of its per-pair log ratios (a
+    robust SD, from the median absolute deviation), seconds per pair, and the CPU cores the
+    three idle workers kept busy while one side trained (the side training: active)."""
+    if len(pairs) < 2:
+        return dict.fromkeys(("sd", "s_per_pair", "idle_cores", "active_cores",
+                              "rounds_per_turn"))
+    logs = np.log([p["b_rate"] / p["a_rate"] for p in pairs])
+
+    def median(key: str) -> float | None:
+        values = [p[key] for p in pairs if p.get(key) is not None]
+        return float(np.median(values)) if values else None
+
+    return {"sd": float(1.4826 * np.median(np.abs(logs - np.median(logs)))),
+            "s_per_pair": float(np.median(np.diff([p["at_s"] for p in pairs]))),
+            "idle_cores": median("idle_cores"), "active_cores": median("active_cores"),
+            "rounds_per_turn": median("rounds")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
@@ -77,7 +96,8 @@ def main() -> int:
                     "ratio": verdict.ratio if verdict else None,
                     "low": verdict.low if verdict else None,
                     "high": verdict.high if verdict else None,
-                    "pairs": len(case["pairs"]), "wall_s": case.get("wall_s"),
+                    "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
+                    "wall_s": case.get("wall_s"),
                     "rounds_s": case.get("rounds_s"), "order_effect": case["order_effect"],
                     "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"] if data else None,
                                   "examples_per_sec": case["sides"].get(n, {}).get(
@@ -90,7 +110,8 @@ def main() -> int:
                   + ", ".join(outcomes[level, c["case_id"]][-1]["outcome"] for c in cases),
                   flush=True)
     print("\nlevel  case  verdicts  median B/A [interval]  median pairs  median s (case / pairs)"
-          "  start-order effect")
+          "  start-order effect  |  per pair: SD of log B/A, s, SD^2 x s;  cores busy: idle "
+          "workers, active one")
     for (level, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
@@ -104,7 +125,10 @@ def main() -> int:
         print(f"{level:<5g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  {median('ratio'):.3f} "
               f"[{median('low'):.3f}, {median('high'):.3f}]  {median('pairs'):.0f}  "
               f"{median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
-              f"{np.median(effects) if effects else float('nan'):.3f}")
+              f"{np.median(effects) if effects else float('nan'):.3f}  |  "
+              f"{median('sd', rows):.4f} {median('s_per_pair', rows):.2f} "
+              f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "
+              f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}")
     return 0
 
 

@@ -52,6 +52,14 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     for side in "AB":  # every check of a measured case, on both sides
         assert case["sides"][side]["loss_last"] < case["sides"][side]["loss_first"]
         assert case["sides"][side]["layout_ops_checked"]
+    # What the four workers' CPUs did in each turn: the one whose turn it was trained, the
+    # three others waited (a thread pool that spins would show here, as busy idle workers).
+    active = [p["active_cores"] for p in case["pairs"]]
+    idle = [p["idle_cores"] for p in case["pairs"]]
+    assert all(p["rounds"] >= 1 for p in case["pairs"])
+    assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
+    result.stdout.fnmatch_lines(["CPU cores busy during a turn, median over pairs: the side "
+                                 "training *, the three idle workers *"])
     reports = suite.path / ".perf-results" / "reports" / "ab"
     assert "| `tinycnn-" in (reports / "ab.md").read_text()
     assert list((reports / "plots").glob("tinycnn-*.png"))

@@ -28,6 +28,7 @@ from tfperf.ab.verdict import ABSettings, Verdict
 from tfperf.failures import CaseFailure
 from tfperf.measure import figures
 from tfperf.measure.figures import Measured
+from tfperf.processes import cpu_time
 from tfperf.processes.launcher import Cluster, launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runner import Worker
@@ -57,6 +58,11 @@ class Pair:
     a_rate: float  # examples/s
     b_rate: float
     at_s: float  # since the first pair began
+    rounds: int = 1  # in each side's turn
+    # CPU cores busy during the turns (mean of the two): the worker whose turn it was, and the
+    # other three together, which should be asleep. None where /proc cannot say.
+    active_cores: float | None = None
+    idle_cores: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -64,7 +70,8 @@ class Pair:
 
     def to_json(self) -> dict[str, Any]:
         return {"duet": self.duet, "order": self.order, "a_rate": self.a_rate,
-                "b_rate": self.b_rate, "at_s": self.at_s}
+                "b_rate": self.b_rate, "at_s": self.at_s, "rounds": self.rounds,
+                "active_cores": self.active_cores, "idle_cores": self.idle_cores}
 
 
 @dataclass
@@ -99,6 +106,29 @@ def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
     median round time measured so far (the warm-up's rounds still carry warming; the first pair runs one)."""
     measured = [s for side_rounds in rounds.values() for s in side_rounds.round_s]
     return max(1, round(turn_s / float(np.median(measured)))) if measured else 1
+
+
+class _CpuWatch:
+    """CPU cores that groups of processes keep busy from now on, on average."""
+
+    def __init__(self, groups: dict[str, list[int]]) -> None:
+        self.groups = groups
+        self.start = time.monotonic()
+        self.before = {role: cpu_time.seconds(pids) for role, pids in groups.items()}
+
+    def cores(self) -> dict[str, float | None]:
+        wall = time.monotonic() - self.start
+        found: dict[str, float | None] = {}
+        for role, pids in self.groups.items():
+            before, after = self.before[role], cpu_time.seconds(pids)
+            found[role] = None if before is None or after is None or wall <= 0 \
+                else (after - before) / wall
+        return found
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(np.mean(known)) if len(known) == len(values) and known else None
 
 
 @contextlib.contextmanager
@@ -151,11 +181,15 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                         # bounds each pair's wait, not the four workers' whole life.
                         workers[duet, name].allow(timeout_s)
                     rate: dict[str, float] = {}
+                    cores: dict[str, list[float | None]] = {"active": [], "idle": []}
                     for name in order:
                         worker, side_rounds = workers[duet, name], rounds[name]
                         seconds = 0.0
                         with _blamed(sides[name]):
                             yardstick = worker.yardstick()
+                        idle = [pid for key, other in workers.items() if key != (duet, name)
+                                for pid in other.pids]
+                        busy = _CpuWatch({"active": worker.pids, "idle": idle})
                         for _ in range(turn):
                             with _blamed(sides[name]):
                                 message = worker.run_round(
@@ -164,9 +198,12 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                             side_rounds.round_s.append(message["seconds"])
                             side_rounds.losses.append(message["loss"])
                             seconds += message["seconds"]
+                        for role, used in busy.cores().items():
+                            cores[role].append(used)
                         rate[name] = per_round[name] * turn / seconds
                     pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
-                                      time.monotonic() - first))
+                                      time.monotonic() - first, turn, _mean(cores["active"]),
+                                      _mean(cores["idle"])))
                 verdicts.append(verdict.judge([p.ratio for p in pairs], settings))
                 if verdicts[-1].decided:
                     return

@@ -169,4 +169,11 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
         effect = np.median([e["duet2_ratio"] / e["duet1_ratio"] for e in spread])
         lines.append(f"start order: B/A with B started first over B/A with A started first, "
                      f"median over cases {effect:.3f} (cancelled by alternating the duets)")
+    busy = {role: [p[f"{role}_cores"] for c in data["cases"] for p in c["pairs"]
+                   if p.get(f"{role}_cores") is not None] for role in ("active", "idle")}
+    if busy["idle"] and busy["active"]:
+        # Idle workers whose thread pools spin take cores from the side that trains.
+        lines.append(f"CPU cores busy during a turn, median over pairs: the side training "
+                     f"{np.median(busy['active']):.2f}, the three idle workers "
+                     f"{np.median(busy['idle']):.2f}")
     return lines

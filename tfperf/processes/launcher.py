@@ -103,6 +103,10 @@ class Cluster:
         for _, worker in self.tasks:
             worker.kill()
 
+    @property
+    def pids(self) -> list[int]:
+        return [worker.pid for _, worker in self.tasks]
+
     def allow(self, timeout_s: float) -> None:
         """A new deadline for every task, `timeout_s` from now."""
         for _, worker in self.tasks:

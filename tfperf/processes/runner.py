@@ -125,6 +125,10 @@ class Worker:
         assert self._process is not None
         return self._process.pid
 
+    @property
+    def pids(self) -> list[int]:
+        return [self.pid]
+
     def kill(self) -> None:
         process = self._process
         if process is not None:

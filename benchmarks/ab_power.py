@@ -3,16 +3,20 @@
 Every session is a real `pytest perf/` A/B session (`--perf-baseline=SPEC`, default current:
 an A/A run) of the selected cases, in a fresh process. Sessions of the levels (--levels: the
 fraction of a round's time added as extra work to side B's rounds; 0 is none) are interleaved
-round-robin, so the machine's drift over the hour falls on every level alike. Per level and
-case it counts the verdicts (slower, faster, same, undecided, failed) and gives the median
-ratio, pairs, and seconds to the verdict (the whole case, start to end, and its measured pairs
-alone). An injected fraction f lengthens B's rounds by f: B/A is then about 1/(1+f).
+round-robin, so the machine's drift over the hour falls on every level alike; so are the turn
+lengths (--turns, each side's turn in a pair). Per level, turn and case it counts the verdicts
+(slower, faster, same, undecided, failed) and gives the median ratio, pairs, and seconds to the
+verdict (the whole case, start to end, and its measured pairs alone), and what sets them: the
+spread of the per-pair ratios, seconds per pair, and the CPU the idle workers burned. An
+injected fraction f lengthens B's rounds by f: B/A is then about 1/(1+f).
 
     python benchmarks/ab_power.py --sessions 20 --levels 0,0.05          # (a) and (b)
     python benchmarks/ab_power.py --sessions 20 --levels 0.01,0.02,0.03 \\
         -k "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic"   # (c)
     python benchmarks/ab_power.py --sessions 1 --baseline tensorflow-cpu==2.20.0 \\
         -k "cpu" --out ab-2.20-vs-2.21.json                                         # (e)
+    python benchmarks/ab_power.py --sessions 5 --levels 0 --turns 0.25,0.5,1,2 \\
+        -k "resnet20 and cpu1 and ..." -- --perf-ab-pairs=32:32     # the turn's length
 
 Run it from a clone (`PYTHONPATH=<clone> python <clone>/benchmarks/ab_power.py`), since the
 sessions write .perf-results/ there.
@@ -21,6 +25,7 @@ sessions write .perf-results/ there.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -38,13 +43,15 @@ DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xl
              "and default and single and fp32 and synthetic")
 
 
-def session(args: argparse.Namespace, level: float) -> tuple[dict[str, Any] | None, float]:
+def session(args: argparse.Namespace, level: float, turn: float | None
+            ) -> tuple[dict[str, Any] | None, float]:
     """One A/B session; its session file's contents (None if it wrote none), and its time."""
     folder = ROOT / ".perf-results" / "ab"
     before = set(folder.glob("*.json")) if folder.exists() else set()
     command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
                "-p", "no:cacheprovider", "-k", args.k, f"--perf-baseline={args.baseline}",
-               *([f"--perf-inject-slowdown={level}"] if level else []), *args.pytest]
+               *([f"--perf-inject-slowdown={level}"] if level else []),
+               *([f"--perf-ab-turn={turn:g}"] if turn is not None else []), *args.pytest]
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    check=False)
@@ -77,21 +84,26 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--levels", default="0,0.05",
                         help="comma-separated fractions injected into side B (0: none)")
+    parser.add_argument("--turns", help="comma-separated turn lengths in seconds, interleaved "
+                        "like the levels (default: the session's own, --perf-ab-turn)")
     parser.add_argument("--baseline", default="current", help="side A's spec")
     parser.add_argument("-k", default=DEFAULT_K, help="the cases (pytest -k)")
     parser.add_argument("--out", type=Path, help="also write every case's outcome here (JSON)")
     parser.add_argument("pytest", nargs="*", help="more pytest arguments, after --")
     args = parser.parse_args()
     levels = [float(text) for text in args.levels.split(",")]
-    outcomes: dict[tuple[float, str], list[dict[str, Any]]] = defaultdict(list)
+    turns: list[float | None] = [float(t) for t in args.turns.split(",")] if args.turns \
+        else [None]
+    outcomes: dict[tuple[float, float, str], list[dict[str, Any]]] = defaultdict(list)
     for number in range(args.sessions):
-        for level in levels:
-            data, seconds = session(args, level)
+        for level, turn in itertools.product(levels, turns):
+            data, seconds = session(args, level, turn)
             cases = data["cases"] if data else []
             for case in cases:
                 settings = report.settings_of(data or {})
                 verdict = report.final(case, settings)
-                outcomes[level, case["case_id"]].append({
+                turn_s = (data or {})["settings"]["turn_s"]
+                outcomes[level, turn_s, case["case_id"]].append({
                     "outcome": report.outcome(case, settings),
                     "ratio": verdict.ratio if verdict else None,
                     "low": verdict.low if verdict else None,
@@ -103,16 +115,16 @@ def main() -> int:
                                   "examples_per_sec": case["sides"].get(n, {}).get(
                                       "examples_per_sec")} for n in "AB"}})
             if args.out:  # after every session: a run stopped early keeps what it measured
-                args.out.write_text(json.dumps({f"{lv}|{case}": rows
-                                                for (lv, case), rows in outcomes.items()}))
-            print(f"session {number + 1}/{args.sessions} level {level:g}: {len(cases)} cases "
-                  f"in {seconds:.0f} s: "
-                  + ", ".join(outcomes[level, c["case_id"]][-1]["outcome"] for c in cases),
-                  flush=True)
-    print("\nlevel  case  verdicts  median B/A [interval]  median pairs  median s (case / pairs)"
+                args.out.write_text(json.dumps({f"{lv}|{t}|{case}": rows
+                                                for (lv, t, case), rows in outcomes.items()}))
+            print(f"session {number + 1}/{args.sessions} level {level:g} turn {turn or '-'}: "
+                  f"{len(cases)} cases in {seconds:.0f} s: "
+                  + ", ".join(str(outcomes[level, turn_s, c["case_id"]][-1]["outcome"])
+                              for c in cases), flush=True)
+    print("\nlevel  turn s  case  verdicts  median B/A [interval]  median pairs  median s (case / pairs)"
           "  start-order effect  |  per pair: SD of log B/A, s, SD^2 x s;  cores busy: idle "
           "workers, active one")
-    for (level, case_id), rows in sorted(outcomes.items()):
+    for (level, turn_s, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
 
@@ -122,7 +134,8 @@ def main() -> int:
 
         effects = [r["order_effect"]["duet2_ratio"] / r["order_effect"]["duet1_ratio"]
                    for r in rows if len(r["order_effect"]) == 2]
-        print(f"{level:<5g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  {median('ratio'):.3f} "
+        print(f"{level:<5g}  {turn_s:<4g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
+              f"{median('ratio'):.3f} "
               f"[{median('low'):.3f}, {median('high'):.3f}]  {median('pairs'):.0f}  "
               f"{median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
               f"{np.median(effects) if effects else float('nan'):.3f}  |  "

@@ -56,7 +56,8 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     # three others waited (a thread pool that spins would show here, as busy idle workers).
     active = [p["active_cores"] for p in case["pairs"]]
     idle = [p["idle_cores"] for p in case["pairs"]]
-    assert all(p["rounds"] >= 1 for p in case["pairs"])
+    assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
+               for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
     result.stdout.fnmatch_lines(["CPU cores busy during a turn, median over pairs: the side "
                                  "training *, the three idle workers *"])

@@ -59,6 +59,10 @@ class Pair:
     b_rate: float
     at_s: float  # since the first pair began
     rounds: int = 1  # in each side's turn
+    # Each turn's yardstick burst (its device's rate, measured just before it): how fast the
+    # machine was for each side's turn.
+    a_yardstick: float | None = None
+    b_yardstick: float | None = None
     # CPU cores busy during the turns (mean of the two): the worker whose turn it was, and the
     # other three together, which should be asleep. None where /proc cannot say.
     active_cores: float | None = None
@@ -71,6 +75,7 @@ class Pair:
     def to_json(self) -> dict[str, Any]:
         return {"duet": self.duet, "order": self.order, "a_rate": self.a_rate,
                 "b_rate": self.b_rate, "at_s": self.at_s, "rounds": self.rounds,
+                "a_yardstick": self.a_yardstick, "b_yardstick": self.b_yardstick,
                 "active_cores": self.active_cores, "idle_cores": self.idle_cores}
 
 
@@ -181,12 +186,13 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                         # bounds each pair's wait, not the four workers' whole life.
                         workers[duet, name].allow(timeout_s)
                     rate: dict[str, float] = {}
+                    yardsticks: dict[str, float] = {}
                     cores: dict[str, list[float | None]] = {"active": [], "idle": []}
                     for name in order:
                         worker, side_rounds = workers[duet, name], rounds[name]
                         seconds = 0.0
                         with _blamed(sides[name]):
-                            yardstick = worker.yardstick()
+                            yardstick = yardsticks[name] = worker.yardstick()
                         idle = [pid for key, other in workers.items() if key != (duet, name)
                                 for pid in other.pids]
                         busy = _CpuWatch({"active": worker.pids, "idle": idle})
@@ -202,7 +208,8 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                             cores[role].append(used)
                         rate[name] = per_round[name] * turn / seconds
                     pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
-                                      time.monotonic() - first, turn, _mean(cores["active"]),
+                                      time.monotonic() - first, turn, yardsticks["A"],
+                                      yardsticks["B"], _mean(cores["active"]),
                                       _mean(cores["idle"])))
                 verdicts.append(verdict.judge([p.ratio for p in pairs], settings))
                 if verdicts[-1].decided:

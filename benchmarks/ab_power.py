@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import subprocess
 import sys
 import time
@@ -63,20 +64,86 @@ def session(args: argparse.Namespace, level: float, turn: float | None
 def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
     """What sets a case's interval width and time: the spread of its per-pair log ratios (a
     robust SD, from the median absolute deviation), seconds per pair, and the CPU cores the
-    three idle workers kept busy while one side trained (the side training: active)."""
+    three idle workers kept busy while one side trained (the side training: active); and the
+    standard error that sampling alone gives the gap between the two duets' log B/A, to hold
+    the measured start-order gaps against."""
     if len(pairs) < 2:
         return dict.fromkeys(("sd", "s_per_pair", "idle_cores", "active_cores",
-                              "rounds_per_turn"))
+                              "rounds_per_turn", "order_gap_se"))
     logs = np.log([p["b_rate"] / p["a_rate"] for p in pairs])
+    sd = float(1.4826 * np.median(np.abs(logs - np.median(logs))))
+    per_duet = [sum(p["duet"] == duet for p in pairs) for duet in (1, 2)]
 
     def median(key: str) -> float | None:
         values = [p[key] for p in pairs if p.get(key) is not None]
         return float(np.median(values)) if values else None
 
-    return {"sd": float(1.4826 * np.median(np.abs(logs - np.median(logs)))),
+    return {"sd": sd,
             "s_per_pair": float(np.median(np.diff([p["at_s"] for p in pairs]))),
             "idle_cores": median("idle_cores"), "active_cores": median("active_cores"),
-            "rounds_per_turn": median("rounds")}
+            "rounds_per_turn": median("rounds"),
+            # A Hodges-Lehmann estimate's error is about sqrt(pi/3) sd/sqrt(n) (normal noise).
+            "order_gap_se": sd * math.sqrt(math.pi / 3 * sum(1 / n for n in per_duet))
+            if min(per_duet) else None}
+
+
+Outcomes = dict[tuple[float, float, str], list[dict[str, Any]]]
+
+
+def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """One case of a session file, as this benchmark counts it."""
+    settings = report.settings_of(data)
+    verdict = report.final(case, settings)
+    return {"outcome": report.outcome(case, settings),
+            "ratio": verdict.ratio if verdict else None,
+            "low": verdict.low if verdict else None,
+            "high": verdict.high if verdict else None,
+            "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
+            "wall_s": case.get("wall_s"),
+            "rounds_s": case.get("rounds_s"), "order_effect": case["order_effect"],
+            "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
+                          "examples_per_sec": case["sides"].get(n, {}).get("examples_per_sec")}
+                      for n in "AB"}}
+
+
+def summary(outcomes: Outcomes) -> list[str]:
+    lines = ["level  turn s  case  verdicts  median B/A [interval]  median pairs  "
+             "median s (case / pairs)  start-order effect  |  per pair: SD of log B/A, s, "
+             "SD^2 x s;  cores busy: idle workers, active one  |  duet 2 - duet 1 in log B/A: "
+             "mean, SD, SD from sampling alone"]
+    for (level, turn_s, case_id), rows in sorted(outcomes.items()):
+        counts = Counter(row["outcome"] for row in rows)
+        decided = [r for r in rows if r["ratio"] is not None]
+
+        def median(key: str, rows: list[dict[str, Any]] = decided) -> float:
+            values = [r[key] for r in rows if r.get(key) is not None]
+            return float(np.median(values)) if values else float("nan")
+
+        effects = [r["order_effect"]["duet2_ratio"] / r["order_effect"]["duet1_ratio"]
+                   for r in rows if len(r["order_effect"]) == 2]
+        gaps = np.log(effects) if effects else np.array([np.nan])
+        lines.append(
+            f"{level:<5g}  {turn_s:<4g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
+            f"{median('ratio'):.3f} [{median('low'):.3f}, {median('high'):.3f}]  "
+            f"{median('pairs'):.0f}  {median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
+            f"{np.median(effects) if effects else float('nan'):.3f}  |  "
+            f"{median('sd', rows):.4f} {median('s_per_pair', rows):.2f} "
+            f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "
+            f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}  |  "
+            f"{np.mean(gaps):+.4f} {np.std(gaps, ddof=1) if len(gaps) > 1 else np.nan:.4f} "
+            f"{median('order_gap_se', rows):.4f}")
+    return lines
+
+
+def load(paths: list[Path]) -> Outcomes:
+    """--out files of earlier runs, merged (a file without turns has the default's, 0.5 s)."""
+    outcomes: Outcomes = defaultdict(list)
+    for path in paths:
+        for key, rows in json.loads(path.read_text()).items():
+            *level_turn, case_id = key.split("|")
+            turn = float(level_turn[1]) if len(level_turn) > 1 else 0.5
+            outcomes[float(level_turn[0]), turn, case_id].extend(rows)
+    return outcomes
 
 
 def main() -> int:
@@ -89,59 +156,33 @@ def main() -> int:
     parser.add_argument("--baseline", default="current", help="side A's spec")
     parser.add_argument("-k", default=DEFAULT_K, help="the cases (pytest -k)")
     parser.add_argument("--out", type=Path, help="also write every case's outcome here (JSON)")
+    parser.add_argument("--summarize", type=Path, nargs="+", metavar="OUT",
+                        help="run nothing: the summary of earlier runs' --out files together")
     parser.add_argument("pytest", nargs="*", help="more pytest arguments, after --")
     args = parser.parse_args()
+    if args.summarize:
+        print("\n".join(summary(load(args.summarize))))
+        return 0
     levels = [float(text) for text in args.levels.split(",")]
     turns: list[float | None] = [float(t) for t in args.turns.split(",")] if args.turns \
         else [None]
-    outcomes: dict[tuple[float, float, str], list[dict[str, Any]]] = defaultdict(list)
+    outcomes: Outcomes = defaultdict(list)
     for number in range(args.sessions):
         for level, turn in itertools.product(levels, turns):
             data, seconds = session(args, level, turn)
             cases = data["cases"] if data else []
             for case in cases:
-                settings = report.settings_of(data or {})
-                verdict = report.final(case, settings)
-                turn_s = (data or {})["settings"]["turn_s"]
-                outcomes[level, turn_s, case["case_id"]].append({
-                    "outcome": report.outcome(case, settings),
-                    "ratio": verdict.ratio if verdict else None,
-                    "low": verdict.low if verdict else None,
-                    "high": verdict.high if verdict else None,
-                    "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
-                    "wall_s": case.get("wall_s"),
-                    "rounds_s": case.get("rounds_s"), "order_effect": case["order_effect"],
-                    "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"] if data else None,
-                                  "examples_per_sec": case["sides"].get(n, {}).get(
-                                      "examples_per_sec")} for n in "AB"}})
+                assert data is not None
+                outcomes[level, data["settings"]["turn_s"], case["case_id"]].append(
+                    case_row(case, data))
             if args.out:  # after every session: a run stopped early keeps what it measured
                 args.out.write_text(json.dumps({f"{lv}|{t}|{case}": rows
                                                 for (lv, t, case), rows in outcomes.items()}))
             print(f"session {number + 1}/{args.sessions} level {level:g} turn {turn or '-'}: "
-                  f"{len(cases)} cases in {seconds:.0f} s: "
-                  + ", ".join(str(outcomes[level, turn_s, c["case_id"]][-1]["outcome"])
-                              for c in cases), flush=True)
-    print("\nlevel  turn s  case  verdicts  median B/A [interval]  median pairs  median s (case / pairs)"
-          "  start-order effect  |  per pair: SD of log B/A, s, SD^2 x s;  cores busy: idle "
-          "workers, active one")
-    for (level, turn_s, case_id), rows in sorted(outcomes.items()):
-        counts = Counter(row["outcome"] for row in rows)
-        decided = [r for r in rows if r["ratio"] is not None]
-
-        def median(key: str, rows: list[dict[str, Any]] = decided) -> float:
-            values = [r[key] for r in rows if r[key] is not None]
-            return float(np.median(values)) if values else float("nan")
-
-        effects = [r["order_effect"]["duet2_ratio"] / r["order_effect"]["duet1_ratio"]
-                   for r in rows if len(r["order_effect"]) == 2]
-        print(f"{level:<5g}  {turn_s:<4g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
-              f"{median('ratio'):.3f} "
-              f"[{median('low'):.3f}, {median('high'):.3f}]  {median('pairs'):.0f}  "
-              f"{median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
-              f"{np.median(effects) if effects else float('nan'):.3f}  |  "
-              f"{median('sd', rows):.4f} {median('s_per_pair', rows):.2f} "
-              f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "
-              f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}")
+                  f"{len(cases)} cases in {seconds:.0f} s: " + ", ".join(
+                      str(outcomes[level, data["settings"]["turn_s"], c["case_id"]][-1]
+                          ["outcome"]) for c in cases if data), flush=True)
+    print("\n" + "\n".join(summary(outcomes)))
     return 0
 
 

@@ -3,8 +3,9 @@
 Every session is a real `pytest perf/` A/B session (`--perf-baseline=SPEC`, default current:
 an A/A run) of the selected cases, in a fresh process. Sessions of the levels (--levels: the
 fraction of a round's time added as extra work to side B's rounds; 0 is none) are interleaved
-round-robin, so the machine's drift over the hour falls on every level alike; so are the turn
-lengths (--turns, each side's turn in a pair). Per level, turn and case it counts the verdicts
+round-robin, so the machine's drift over the hour falls on every level alike; so are the arms
+(--arm: settings to compare, each a string of pytest options such as a turn's length). Per
+level, arm and case it counts the verdicts
 (slower, faster, same, undecided, failed) and gives the median ratio, pairs, and seconds to the
 verdict (the whole case, start to end, and its measured pairs alone), and what sets them: the
 spread of the per-pair ratios, seconds per pair, and the CPU the idle workers burned. An
@@ -15,8 +16,9 @@ injected fraction f lengthens B's rounds by f: B/A is then about 1/(1+f).
         -k "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic"   # (c)
     python benchmarks/ab_power.py --sessions 1 --baseline tensorflow-cpu==2.20.0 \\
         -k "cpu" --out ab-2.20-vs-2.21.json                                         # (e)
-    python benchmarks/ab_power.py --sessions 5 --levels 0 --turns 0.25,0.5,1,2 \\
-        -k "resnet20 and cpu1 and ..." -- --perf-ab-pairs=32:32     # the turn's length
+    python benchmarks/ab_power.py --sessions 5 --levels 0 --arm=--perf-ab-turn=0.5 \\
+        --arm=--perf-ab-turn=1 --arm=--perf-ab-turn=2 -k "resnet20 and cpu1 and ..." \\
+        -- --perf-ab-pairs=32:32                                   # the turn's length
 
 Run it from a clone (`PYTHONPATH=<clone> python <clone>/benchmarks/ab_power.py`), since the
 sessions write .perf-results/ there.
@@ -28,6 +30,7 @@ import argparse
 import itertools
 import json
 import math
+import shlex
 import subprocess
 import sys
 import time
@@ -44,7 +47,7 @@ DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xl
              "and default and single and fp32 and synthetic")
 
 
-def session(args: argparse.Namespace, level: float, turn: float | None
+def session(args: argparse.Namespace, level: float, arm: str
             ) -> tuple[dict[str, Any] | None, float]:
     """One A/B session; its session file's contents (None if it wrote none), and its time."""
     folder = ROOT / ".perf-results" / "ab"
@@ -52,7 +55,7 @@ def session(args: argparse.Namespace, level: float, turn: float | None
     command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
                "-p", "no:cacheprovider", "-k", args.k, f"--perf-baseline={args.baseline}",
                *([f"--perf-inject-slowdown={level}"] if level else []),
-               *([f"--perf-ab-turn={turn:g}"] if turn is not None else []), *args.pytest]
+               *shlex.split(arm), *args.pytest]
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    check=False)
@@ -87,7 +90,7 @@ def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
             if min(per_duet) else None}
 
 
-Outcomes = dict[tuple[float, float, str], list[dict[str, Any]]]
+Outcomes = dict[tuple[float, str, str], list[dict[str, Any]]]
 
 
 def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -107,11 +110,11 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 
 def summary(outcomes: Outcomes) -> list[str]:
-    lines = ["level  turn s  case  verdicts  median B/A [interval]  median pairs  "
+    lines = ["level  arm  case  verdicts  median B/A [interval]  median pairs  "
              "median s (case / pairs)  start-order effect  |  per pair: SD of log B/A, s, "
              "SD^2 x s;  cores busy: idle workers, active one  |  duet 2 - duet 1 in log B/A: "
              "mean, SD, SD from sampling alone"]
-    for (level, turn_s, case_id), rows in sorted(outcomes.items()):
+    for (level, arm, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
 
@@ -123,7 +126,7 @@ def summary(outcomes: Outcomes) -> list[str]:
                    for r in rows if len(r["order_effect"]) == 2]
         gaps = np.log(effects) if effects else np.array([np.nan])
         lines.append(
-            f"{level:<5g}  {turn_s:<4g}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
+            f"{level:<5g}  {arm or '-'}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
             f"{median('ratio'):.3f} [{median('low'):.3f}, {median('high'):.3f}]  "
             f"{median('pairs'):.0f}  {median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
             f"{np.median(effects) if effects else float('nan'):.3f}  |  "
@@ -136,13 +139,12 @@ def summary(outcomes: Outcomes) -> list[str]:
 
 
 def load(paths: list[Path]) -> Outcomes:
-    """--out files of earlier runs, merged (a file without turns has the default's, 0.5 s)."""
+    """--out files of earlier runs, merged (a file without arms has the default's: '')."""
     outcomes: Outcomes = defaultdict(list)
     for path in paths:
         for key, rows in json.loads(path.read_text()).items():
-            *level_turn, case_id = key.split("|")
-            turn = float(level_turn[1]) if len(level_turn) > 1 else 0.5
-            outcomes[float(level_turn[0]), turn, case_id].extend(rows)
+            level, *arm, case_id = key.split("|")
+            outcomes[float(level), arm[0] if arm else "", case_id].extend(rows)
     return outcomes
 
 
@@ -151,8 +153,10 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--levels", default="0,0.05",
                         help="comma-separated fractions injected into side B (0: none)")
-    parser.add_argument("--turns", help="comma-separated turn lengths in seconds, interleaved "
-                        "like the levels (default: the session's own, --perf-ab-turn)")
+    parser.add_argument("--arm", action="append", dest="arms", metavar="OPTIONS",
+                        help="settings to compare, repeatable: pytest options in one string "
+                        "(--arm='--perf-ab-turn=1'), interleaved like the levels (default: one "
+                        "arm, the defaults)")
     parser.add_argument("--baseline", default="current", help="side A's spec")
     parser.add_argument("-k", default=DEFAULT_K, help="the cases (pytest -k)")
     parser.add_argument("--out", type=Path, help="also write every case's outcome here (JSON)")
@@ -164,24 +168,22 @@ def main() -> int:
         print("\n".join(summary(load(args.summarize))))
         return 0
     levels = [float(text) for text in args.levels.split(",")]
-    turns: list[float | None] = [float(t) for t in args.turns.split(",")] if args.turns \
-        else [None]
     outcomes: Outcomes = defaultdict(list)
     for number in range(args.sessions):
-        for level, turn in itertools.product(levels, turns):
-            data, seconds = session(args, level, turn)
+        for level, arm in itertools.product(levels, args.arms or [""]):
+            data, seconds = session(args, level, arm)
             cases = data["cases"] if data else []
             for case in cases:
                 assert data is not None
-                outcomes[level, data["settings"]["turn_s"], case["case_id"]].append(
+                outcomes[level, arm, case["case_id"]].append(
                     case_row(case, data))
             if args.out:  # after every session: a run stopped early keeps what it measured
                 args.out.write_text(json.dumps({f"{lv}|{t}|{case}": rows
                                                 for (lv, t, case), rows in outcomes.items()}))
-            print(f"session {number + 1}/{args.sessions} level {level:g} turn {turn or '-'}: "
+            print(f"session {number + 1}/{args.sessions} level {level:g} {arm}: "
                   f"{len(cases)} cases in {seconds:.0f} s: " + ", ".join(
-                      str(outcomes[level, data["settings"]["turn_s"], c["case_id"]][-1]
-                          ["outcome"]) for c in cases if data), flush=True)
+                      outcomes[level, arm, c["case_id"]][-1]["outcome"] for c in cases),
+                  flush=True)
     print("\n" + "\n".join(summary(outcomes)))
     return 0
 

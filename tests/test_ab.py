@@ -45,7 +45,9 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     result.stdout.fnmatch_lines(["*tfperf A/B: smoke tier on *",
                                  "A = baseline: TensorFlow 2.21.0 (current*",
                                  f"{CASE_ID}  * same * [0-9]*"])
-    case = _session_file(suite)["cases"][0]
+    data = _session_file(suite)
+    assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
+    case = data["cases"][0]
     assert case["failure"] is None and case["looks"][-1]["status"] == "same"
     assert {p["duet"] for p in case["pairs"]} == {1, 2} and {p["order"] for p in case["pairs"]} \
         == {"AB", "BA"}
@@ -101,12 +103,16 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     text = (TEST_WORKLOADS / "segfault.py").read_text().replace('name = "segfault"',
                                                                  'name = "tinycnn"')
     (other / "tinycnn.py").write_text(text)
-    result = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads")
+    # Without --perf-steps-per-round, as a user runs it: an A/B round is then 2 steps.
+    result = suite.runpytest(*CASE, *(o for o in AB if "steps-per-round" not in o),
+                             "--perf-baseline-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
         "while building*"])
-    assert _session_file(suite)["cases"][0]["failure"]["cause"] == "crash"
+    data = _session_file(suite)
+    assert data["cases"][0]["failure"]["cause"] == "crash"
+    assert data["settings"]["steps_per_round"] == 2
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -186,11 +192,12 @@ def test_repeated_looks_keep_the_false_verdict_rate_at_alpha() -> None:
     """A/A pairs with a floor of almost nothing: every decided slower or faster is false. Over
     four looks, Bonferroni keeps them under alpha; one look's 95% interval at each does not."""
     rng = np.random.default_rng(11)
-    settings = ABSettings(floor=1e-6, alpha=0.05, min_pairs=16, max_pairs=64)
-    naive = ABSettings(floor=1e-6, alpha=0.05 * 4, min_pairs=16, max_pairs=64)
+    settings = ABSettings(floor=1e-6, alpha=0.05, min_pairs=16, max_pairs=128)
+    assert settings.looks() == [16, 32, 64, 128]
+    naive = ABSettings(floor=1e-6, alpha=0.05 * 4, min_pairs=16, max_pairs=128)
     false = {"bonferroni": 0, "naive": 0}
     for _ in range(1000):
-        ratios = list(np.exp(rng.normal(0, 0.04, 64)))
+        ratios = list(np.exp(rng.normal(0, 0.04, 128)))
         for name, chosen in (("bonferroni", settings), ("naive", naive)):
             false[name] += verdict.sequential(ratios, chosen)[-1].status in ("slower", "faster")
     assert false["bonferroni"] / 1000 <= 0.05, false

@@ -48,7 +48,8 @@ def add(group: Any) -> None:
                     help="The least change an A/B verdict calls slower or faster (default: "
                          f"{defaults.floor * 100:g}%%).")
     group.addoption("--perf-ab-pairs", metavar="MIN:MAX",
-                    help="Pairs of rounds per case: judged every MIN, at most MAX (default: "
+                    help="Pairs of rounds per case: judged at MIN, then each time the pairs "
+                         "double, and at MAX (default: "
                          f"{defaults.min_pairs}:{defaults.max_pairs}).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "

@@ -14,8 +14,8 @@ method rather than a bootstrap of the median:
 The critical value comes from the signed-rank statistic's exact distribution (its normal
 approximation, beyond 200 pairs).
 
-Repeated looks. The pairs are judged at fixed looks (every `min_pairs` pairs up to
-`max_pairs`) and measuring stops at the first decided verdict. Each look uses a 1 - alpha/K
+Repeated looks. The pairs are judged at fixed looks (`min_pairs`, then each time the pairs
+double, and `max_pairs`) and measuring stops at the first decided verdict. Each look uses a 1 - alpha/K
 interval for K looks (Bonferroni): a wrong decided verdict needs a wrong interval at some look,
 so the chance of any wrong verdict in a case is at most alpha, however many looks were taken.
 
@@ -41,14 +41,23 @@ class ABSettings:
     # The least change that counts, either way: see docs/ab.md for how the A/A runs set it.
     floor: float = 0.015
     alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
-    min_pairs: int = 16  # the first look, and the step between looks
-    max_pairs: int = 64  # the last look
-    # Each side's turn in a pair runs whole rounds for at least this long: shorter rounds are
-    # dominated by scheduling noise (docs/ab.md has the measurement).
-    turn_s: float = 0.5
+    min_pairs: int = 16  # the first look; each next one doubles the pairs
+    max_pairs: int = 128  # the last look
+    # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
+    # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
+    # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one
+    # 0.2 s round per turn gave as narrow an interval in a quarter of the time as one 0.5 s
+    # round, and 1-2 s turns were wider still (docs/ab.md has the measurement).
+    turn_s: float = 0.2
+    steps_per_round: int = 2
 
     def looks(self) -> list[int]:
-        looks = list(range(self.min_pairs, self.max_pairs + 1, self.min_pairs))
+        """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens every interval (Bonferroni), and
+        a look narrows one as the square root of the pairs: doubling buys the most narrowing
+        per look (16:128 is 4 looks; every 16 pairs it would be 8, each 9% wider)."""
+        looks = [self.min_pairs]
+        while looks[-1] * 2 < self.max_pairs:
+            looks.append(looks[-1] * 2)
         return looks if looks[-1] == self.max_pairs else [*looks, self.max_pairs]
 
     @property

@@ -99,7 +99,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-size", metavar="SIZE",
                     help="Workload size: tiny or full (default: the tier's, tiny for smoke).")
     group.addoption("--perf-steps-per-round", metavar="K",
-                    help="Training steps per round; the host synchronises once per round.")
+                    help="Training steps per round; the host synchronises once per round "
+                         "(default: the tier's; in an A/B session, 2).")
     group.addoption("--perf-timeout", metavar="SECONDS",
                     help="Wall-clock limit for one case, start to finish.")
     defaults = GateSettings()
@@ -252,6 +253,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
         timeout = get("perf_timeout")
         batch = get("perf_batch_size")
         only_items = get("perf_only")
+        ab = ab_options.parse(get, config.rootpath)
         return PerfOptions(
             tier=tier,
             only=_only(only_items, workload_names(workloads_dir)) if only_items else {},
@@ -261,7 +263,8 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             rounds=_positive_int("--perf-rounds", get("perf_rounds"))
             if get("perf_rounds") else measurement.rounds,
             steps_per_round=_positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
-            if get("perf_steps_per_round") else measurement.steps_per_round,
+            if get("perf_steps_per_round") else ab.settings.steps_per_round if ab.baseline
+            else measurement.steps_per_round,
             timeout_s=_positive_float("--perf-timeout", timeout) if timeout
             else DEFAULT_TIMEOUT_S[tier],
             gate=_gate(get),
@@ -292,7 +295,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
-            ab=ab_options.parse(get, config.rootpath),
+            ab=ab,
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

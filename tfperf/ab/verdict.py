@@ -46,8 +46,8 @@ class ABSettings:
     # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
     # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
     # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one
-    # 0.2 s round per turn gave as narrow an interval in a quarter of the time as one 0.5 s
-    # round, and 1-2 s turns were wider still (docs/ab.md has the measurement).
+    # 0.2 s round per turn gave a slightly narrower interval than one 0.5 s round, in half the
+    # time; 1-2 s turns were wider still (docs/ab.md has the measurement).
     turn_s: float = 0.2
     steps_per_round: int = 2
 

@@ -2,13 +2,15 @@
 
 Two duets, each a side A and a side B worker (or cluster), all four alive at once: duet 1
 starts A's first, duet 2 starts B's first. The process started second ran 0.5-2% faster in
-every two-process A/A probe (issue 23), and pairs alternate between the duets, so whatever the
-start order does falls on each side equally at every look (docs/ab.md has the measurement).
-Within a pair the two sides' turns run back to back in random order, from a generator seeded by
-the case's id, so the schedule is the same every session. A turn is as many whole rounds as
-last about `turn_s` (the same count on both sides). Each turn has its yardstick burst just before
-it, which rates each of its rounds (MFU), as a measured case's rounds are rated. The verdict is judged at each
-look (verdict.py); the first decided one ends the measurement.
+every two-process A/A probe of issue 23 (not in this suite's measurements, docs/ab.md). Pairs
+alternate between the duets, so whatever the start order does falls on each side equally at
+every look. Within a pair the two sides' turns run back to back in random order, from a
+generator seeded by the case's id, so the schedule is the same every session. A turn is as many
+whole rounds as last about `turn_s` (the same count on both sides). Each turn has its yardstick
+burst just before it, which rates each of its rounds (MFU), as a measured case's rounds are
+rated. Each pair keeps what the four workers' CPUs did during its turns: the three that wait
+should be asleep. The verdict is judged at each look (verdict.py); the first decided one ends
+the measurement.
 """
 
 from __future__ import annotations

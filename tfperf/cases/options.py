@@ -99,8 +99,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-size", metavar="SIZE",
                     help="Workload size: tiny or full (default: the tier's, tiny for smoke).")
     group.addoption("--perf-steps-per-round", metavar="K",
-                    help="Training steps per round; the host synchronises once per round "
-                         "(default: the tier's; in an A/B session, 2).")
+                    help="Training steps per round, one host sync each (default: the tier's; A/B: 2).")
     group.addoption("--perf-timeout", metavar="SECONDS",
                     help="Wall-clock limit for one case, start to finish.")
     defaults = GateSettings()

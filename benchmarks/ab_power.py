@@ -67,15 +67,15 @@ def session(args: argparse.Namespace, level: float, arm: str
 def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
     """What sets a case's interval width and time: the spread of its per-pair log ratios (a
     robust SD, from the median absolute deviation), seconds per pair, and the CPU cores the
-    three idle workers kept busy while one side trained (the side training: active); and the
-    standard error that sampling alone gives the gap between the two duets' log B/A, to hold
-    the measured start-order gaps against."""
+    idle workers kept busy while one side trained (the side training: active); and the
+    standard error that sampling alone gives the gap in log B/A between the duets that started
+    B first and those that started A first, to hold the measured start-order gaps against."""
     if len(pairs) < 2:
         return dict.fromkeys(("sd", "s_per_pair", "idle_cores", "active_cores",
                               "rounds_per_turn", "order_gap_se"))
     logs = np.log([p["b_rate"] / p["a_rate"] for p in pairs])
     sd = float(1.4826 * np.median(np.abs(logs - np.median(logs))))
-    per_duet = [sum(p["duet"] == duet for p in pairs) for duet in (1, 2)]
+    per_order = [sum(p["duet"] % 2 == parity for p in pairs) for parity in (1, 0)]
 
     def median(key: str) -> float | None:
         values = [p[key] for p in pairs if p.get(key) is not None]
@@ -86,8 +86,8 @@ def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
             "idle_cores": median("idle_cores"), "active_cores": median("active_cores"),
             "rounds_per_turn": median("rounds"),
             # A Hodges-Lehmann estimate's error is about sqrt(pi/3) sd/sqrt(n) (normal noise).
-            "order_gap_se": sd * math.sqrt(math.pi / 3 * sum(1 / n for n in per_duet))
-            if min(per_duet) else None}
+            "order_gap_se": sd * math.sqrt(math.pi / 3 * sum(1 / n for n in per_order))
+            if min(per_order) else None}
 
 
 Outcomes = dict[tuple[float, str, str], list[dict[str, Any]]]
@@ -112,7 +112,8 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 def summary(outcomes: Outcomes) -> list[str]:
     lines = ["level  arm  case  verdicts  median B/A [interval]  median pairs  "
              "median s (case / pairs)  start-order effect  |  per pair: SD of log B/A, s, "
-             "SD^2 x s;  cores busy: idle workers, active one  |  duet 2 - duet 1 in log B/A: "
+             "SD^2 x s;  cores busy: idle workers, active one  |  B-first duets - A-first duets in "
+             "log B/A: "
              "mean, SD, SD from sampling alone"]
     for (level, arm, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
@@ -122,8 +123,7 @@ def summary(outcomes: Outcomes) -> list[str]:
             values = [r[key] for r in rows if r.get(key) is not None]
             return float(np.median(values)) if values else float("nan")
 
-        effects = [r["order_effect"]["duet2_ratio"] / r["order_effect"]["duet1_ratio"]
-                   for r in rows if len(r["order_effect"]) == 2]
+        effects = [e for e in map(report.start_order_effect, rows) if e is not None]
         gaps = np.log(effects) if effects else np.array([np.nan])
         lines.append(
             f"{level:<5g}  {arm or '-'}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "

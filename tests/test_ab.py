@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite
-from tfperf.ab import verdict
+from tfperf.ab import duet, report, verdict
 from tfperf.ab.verdict import ABSettings
 from tfperf.processes import environments
 
@@ -49,20 +49,23 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
     case = data["cases"][0]
     assert case["failure"] is None and case["looks"][-1]["status"] == "same"
-    assert {p["duet"] for p in case["pairs"]} == {1, 2} and {p["order"] for p in case["pairs"]} \
-        == {"AB", "BA"}
+    # The default duets, all measured: odd ones started A's worker first, even ones B's.
+    assert data["settings"]["duets"] == ABSettings().duets
+    assert {p["duet"] for p in case["pairs"]} == set(range(1, ABSettings().duets + 1))
+    assert {p["order"] for p in case["pairs"]} == {"AB", "BA"}
+    assert set(case["order_effect"]) == {"a_first_ratio", "b_first_ratio"}
     for side in "AB":  # every check of a measured case, on both sides
         assert case["sides"][side]["loss_last"] < case["sides"][side]["loss_first"]
         assert case["sides"][side]["layout_ops_checked"]
-    # What the four workers' CPUs did in each turn: the one whose turn it was trained, the
-    # three others waited (a thread pool that spins would show here, as busy idle workers).
+    # What the workers' CPUs did in each turn: the one whose turn it was trained, the
+    # others waited (a thread pool that spins would show here, as busy idle workers).
     active = [p["active_cores"] for p in case["pairs"]]
     idle = [p["idle_cores"] for p in case["pairs"]]
     assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
                for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
     result.stdout.fnmatch_lines(["CPU cores busy during a turn, median over pairs: the side "
-                                 "training *, the three idle workers *"])
+                                 "training *, the idle workers together *"])
     reports = suite.path / ".perf-results" / "reports" / "ab"
     assert "| `tinycnn-" in (reports / "ab.md").read_text()
     assert list((reports / "plots").glob("tinycnn-*.png"))
@@ -75,7 +78,7 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB, "--perf-inject-slowdown=0.5@tinycnn")
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-inject-slowdown=0.5@tinycnn")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])
@@ -105,7 +108,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     (other / "tinycnn.py").write_text(text)
     # Without --perf-steps-per-round, as a user runs it: an A/B round is then 2 steps.
     result = suite.runpytest(*CASE, *(o for o in AB if "steps-per-round" not in o),
-                             "--perf-baseline-workloads=main_workloads")
+                             "--perf-ab-duets=2", "--perf-baseline-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
@@ -127,6 +130,8 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
      "ERROR: --perf-ab-floor: '80' is not a percentage above 0 and below 50"),
     (("--perf-baseline=current", "--perf-ab-pairs=9:3"),
      "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
+    (("--perf-baseline=current", "--perf-ab-duets=3"),
+     "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
     (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
      "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
     (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),
@@ -259,3 +264,18 @@ def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite
     monkeypatch.setenv("TFPERF_BASELINE", "missing.whl")
     result = suite.runpytest(*CASE)
     result.stderr.fnmatch_lines(["ERROR: --perf-baseline: no wheel file 'missing.whl'"])
+
+
+def test_duets_alternate_start_order_and_files_kept_with_two_still_read() -> None:
+    assert [duet.start_order(number) for number in (1, 2, 3, 4)] == \
+        [("A", "B"), ("B", "A"), ("A", "B"), ("B", "A")]
+    effect = report.start_order_effect({"order_effect": {"a_first_ratio": 1.0,
+                                                         "b_first_ratio": 1.02}})
+    assert effect is not None and math.isclose(effect, 1.02)
+    # Before --perf-ab-duets, a session file named its two duets by number.
+    old = {"order_effect": {"duet1_ratio": 0.99, "duet2_ratio": 1.01},
+           "settings": {"floor": 0.015, "alpha": 0.05, "min_pairs": 16, "max_pairs": 128}}
+    effect = report.start_order_effect(old)
+    assert effect is not None and math.isclose(effect, 1.01 / 0.99)
+    assert report.settings_of(old).duets == 2
+    assert report.start_order_effect({"order_effect": {"a_first_ratio": 1.0}}) is None

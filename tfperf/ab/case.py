@@ -53,7 +53,7 @@ class ABRecord:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     looks: list[dict[str, Any]] = field(default_factory=list)
     order_effect: dict[str, float] = field(default_factory=dict)
-    wall_s: float | None = None  # the four workers' start to their end
+    wall_s: float | None = None  # the workers' start to their end
     rounds_s: float | None = None  # the measured pairs alone
     failure: CaseFailure | None = None
 
@@ -67,8 +67,8 @@ class ABRecord:
 
 
 def _check(side: Side, duel: Duel) -> None:
-    """Every check a measured case gets, for each of the side's two workers (XLA and layout
-    proofs are the workers' own, before READY)."""
+    """Every check a measured case gets, for each of the side's workers, one per duet (XLA and
+    layout proofs are the workers' own, before READY)."""
     rounds = duel.sides[side.name]
     for number, ready in rounds.readies.items():
         finished = rounds.finished[number]
@@ -84,13 +84,13 @@ def _check(side: Side, duel: Duel) -> None:
 
 
 def order_effect(pairs: list[duet.Pair], confidence: float) -> dict[str, float]:
-    """B/A in each duet alone: duet 1 started A first, duet 2 B first. Their difference is
-    what starting second does, which the verdict's alternation cancels."""
+    """B/A in the duets that started A first alone, and in those that started B first. Their
+    difference is what starting second does, which the alternation of the duets cancels."""
     found = {}
-    for number in (1, 2):
-        ratios = [p.ratio for p in pairs if p.duet == number]
+    for first in SIDES:
+        ratios = [p.ratio for p in pairs if duet.start_order(p.duet)[0] == first]
         if len(ratios) >= 2:
-            found[f"duet{number}_ratio"] = math.exp(
+            found[f"{first.lower()}_first_ratio"] = math.exp(
                 hodges_lehmann([math.log(r) for r in ratios], confidence)[0])
     return found
 
@@ -124,7 +124,8 @@ class ABRunner:
         self.records.append(record)
         env = xla_modes.case_environment(case, dict(os.environ))
         if case.device_kind == "gpu":
-            # Four workers share each GPU: each takes the memory it needs, not all of it.
+            # Every duet's two workers share each GPU: each takes the memory it needs, not
+            # all of it.
             env["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
 
         def around(measure: Callable[[], None]) -> dict[str, Any]:
@@ -187,7 +188,8 @@ class ABRunner:
             "tier": self.options.tier.label,
             "settings": {"floor": self.settings.floor, "alpha": self.settings.alpha,
                          "min_pairs": self.settings.min_pairs,
-                         "max_pairs": self.settings.max_pairs, "turn_s": self.settings.turn_s,
+                         "max_pairs": self.settings.max_pairs, "duets": self.settings.duets,
+                         "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                              "tensorflow": setup.runtime.tensorflow,

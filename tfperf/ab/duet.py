@@ -1,16 +1,17 @@
 """Run one case on both sides, round by round, until the verdict is decided.
 
-Two duets, each a side A and a side B worker (or cluster), all four alive at once: duet 1
-starts A's first, duet 2 starts B's first. The process started second ran 0.5-2% faster in
-every two-process A/A probe of issue 23 (not in this suite's measurements, docs/ab.md). Pairs
-alternate between the duets, so whatever the start order does falls on each side equally at
-every look. Within a pair the two sides' turns run back to back in random order, from a
-generator seeded by the case's id, so the schedule is the same every session. A turn is as many
-whole rounds as last about `turn_s` (the same count on both sides). Each turn has its yardstick
-burst just before it, which rates each of its rounds (MFU), as a measured case's rounds are
-rated. Each pair keeps what the four workers' CPUs did during its turns: the three that wait
-should be asleep. The verdict is judged at each look (verdict.py); the first decided one ends
-the measurement.
+`settings.duets` duets, each a side A and a side B worker (or cluster), all alive at once:
+odd duets start A's first, even ones B's first. The process started second ran 0.5-2% faster
+in every two-process A/A probe of issue 23 (not in this suite's measurements, docs/ab.md).
+Pairs go round the duets, so whatever the start order does falls on each side equally at
+every look. Each worker process also runs at a speed of its own, about 0.5% from another's
+(docs/ab.md): a verdict over more duets averages more of those offsets out. Within a pair the
+two sides' turns run back to back in random order, from a generator seeded by the case's id,
+so the schedule is the same every session. A turn is as many whole rounds as last about
+`turn_s` (the same count on both sides). Each turn has its yardstick burst just before it,
+which rates each of its rounds (MFU), as a measured case's rounds are rated. Each pair keeps
+what the workers' CPUs did during its turns: the ones that wait should be asleep. The verdict
+is judged at each look (verdict.py); the first decided one ends the measurement.
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import Runtime
 
 SIDES = ("A", "B")
-# Duet 1 starts A's worker first, duet 2 B's.
-START_ORDERS = {1: ("A", "B"), 2: ("B", "A")}
+
+
+def start_order(duet: int) -> tuple[str, str]:
+    """Odd duets start A's worker first, even ones B's."""
+    return ("A", "B") if duet % 2 else ("B", "A")
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class Pair:
     a_yardstick: float | None = None
     b_yardstick: float | None = None
     # CPU cores busy during the turns (mean of the two): the worker whose turn it was, and the
-    # other three together, which should be asleep. None where /proc cannot say.
+    # others together, which should be asleep. None where /proc cannot say.
     active_cores: float | None = None
     idle_cores: float | None = None
 
@@ -83,7 +87,7 @@ class Pair:
 
 @dataclass
 class SideRounds:
-    """One side's rounds over both duets, in the order they ran."""
+    """One side's rounds over all duets, in the order they ran."""
 
     readies: dict[int, dict[str, Any]] = field(default_factory=dict)
     finished: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -157,8 +161,9 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     rounds = {name: SideRounds() for name in SIDES}
     workers: dict[tuple[int, str], Worker | Cluster] = {}
     with contextlib.ExitStack() as stack:
-        for duet, order in START_ORDERS.items():
-            for name in order:
+        duets = range(1, settings.duets + 1)
+        for duet in duets:
+            for name in start_order(duet):
                 side = sides[name]
                 worker = launch(side.spec, env, timeout_s,
                                 log_dir / f"{case_id}.{name}{duet}.log", cluster_mode,
@@ -166,8 +171,8 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                 with _blamed(side):
                     stack.enter_context(worker)  # which starts it
                 workers[duet, name] = worker
-        for duet, order in START_ORDERS.items():
-            for name in order:
+        for duet in duets:
+            for name in start_order(duet):
                 with _blamed(sides[name]):
                     rounds[name].readies[duet] = workers[duet, name].wait_ready()
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
@@ -180,12 +185,12 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             first = time.monotonic()
             for look in settings.looks():
                 while len(pairs) < look:
-                    duet = 1 + len(pairs) % 2
+                    duet = 1 + len(pairs) % settings.duets
                     order = schedule.sample(SIDES, 2)
                     turn = _turn(rounds, settings.turn_s)
                     for name in SIDES:
-                        # Four workers take turns for up to MAX pairs: the case's time limit
-                        # bounds each pair's wait, not the four workers' whole life.
+                        # The workers take turns for up to MAX pairs: the case's time limit
+                        # bounds each pair's wait, not the workers' whole life.
                         workers[duet, name].allow(timeout_s)
                     rate: dict[str, float] = {}
                     yardsticks: dict[str, float] = {}

@@ -51,6 +51,9 @@ def add(group: Any) -> None:
                     help="Pairs of rounds per case: judged at MIN, then each time the pairs "
                          "double, and at MAX (default: "
                          f"{defaults.min_pairs}:{defaults.max_pairs}).")
+    group.addoption("--perf-ab-duets", metavar="N",
+                    help="Pairs of side A and side B workers alive at once, an even number: "
+                         f"more average out more workers' own speeds (default: {defaults.duets}).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
@@ -74,7 +77,8 @@ def _variables(items: list[str]) -> dict[str, str]:
     return found
 
 
-def _settings(floor: str | None, pairs: str | None, turn: str | None) -> ABSettings:
+def _settings(floor: str | None, pairs: str | None, turn: str | None,
+              duets: str | None) -> ABSettings:
     defaults = ABSettings()
     value = defaults.floor
     if floor:
@@ -102,7 +106,16 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None) -> ABSetti
             turn_s = -1
         if not 0 <= turn_s <= 60:
             raise ValueError(f"--perf-ab-turn: {turn!r} is not a number of seconds from 0 to 60")
-    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s)
+    count = defaults.duets
+    if duets:
+        try:
+            count = int(duets)
+        except ValueError:
+            count = 0
+        # Even: half the duets start A's worker first, half B's (duet.py).
+        if not 2 <= count <= 16 or count % 2:
+            raise ValueError(f"--perf-ab-duets: {duets!r} is not an even number from 2 to 16")
+    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s, duets=count)
 
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
@@ -112,7 +125,7 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     comparing = {"--perf-baseline-env": get("perf_baseline_env"),
                  "--perf-baseline-workloads": get("perf_baseline_workloads"),
                  "--perf-ab-floor": get("perf_ab_floor"), "--perf-ab-pairs": get("perf_ab_pairs"),
-                 "--perf-ab-turn": get("perf_ab_turn")}
+                 "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -126,5 +139,6 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline=_spec("--perf-baseline", baseline) if baseline else None,
         baseline_env=_variables(get("perf_baseline_env")),
         baseline_workloads=folder,
-        settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn")),
+        settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
+                           get("perf_ab_duets")),
     )

@@ -26,7 +26,17 @@ HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs"]
 def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
     kept = data["settings"]
     return ABSettings(floor=kept["floor"] if floor is None else floor, alpha=kept["alpha"],
-                      min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"])
+                      min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"],
+                      duets=kept.get("duets", 2))  # files kept before --perf-ab-duets had 2
+
+
+def start_order_effect(case: dict[str, Any]) -> float | None:
+    """B/A where B started first over B/A where A did; None if either is missing. Files kept
+    before --perf-ab-duets name the two duets' ratios by number (duet 1 started A first)."""
+    kept = case["order_effect"]
+    a_first = kept.get("a_first_ratio", kept.get("duet1_ratio"))
+    b_first = kept.get("b_first_ratio", kept.get("duet2_ratio"))
+    return None if a_first is None or b_first is None else b_first / a_first
 
 
 def final(case: dict[str, Any], settings: ABSettings) -> Verdict | None:
@@ -97,19 +107,18 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
 
 
 def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
-    """Each pair's B/A over time (duet 1 circles, duet 2 triangles), the verdict's estimate
-    and interval (shaded), the floor (dashed)."""
+    """Each pair's B/A over time (circles where A's worker started first, triangles where
+    B's did), the verdict's estimate and interval (shaded), the floor (dashed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 3.2))
-    for duet, marker in ((1, "o"), (2, "^")):
-        pairs = [p for p in case["pairs"] if p["duet"] == duet]
+    for parity, first, marker in ((1, "A", "o"), (0, "B", "^")):
+        pairs = [p for p in case["pairs"] if p["duet"] % 2 == parity]
         axes.plot([p["at_s"] for p in pairs], [p["b_rate"] / p["a_rate"] for p in pairs],
-                  marker, markersize=4, alpha=0.7,
-                  label=f"duet {duet} ({'A' if duet == 1 else 'B'} started first)")
+                  marker, markersize=4, alpha=0.7, label=f"duets that started {first} first")
     verdict = final(case, settings)
     if verdict is not None:
         axes.axhline(verdict.ratio, color="black", linewidth=1, label=f"B/A: {verdict.status}")
@@ -162,11 +171,11 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
     for case in data["cases"]:
         if case["pairs"]:
             plot(case, settings, folder / "plots" / f"{slug(case['case_id'])}.png")
-    spread = [c["order_effect"] for c in data["cases"] if len(c["order_effect"]) == 2]
+    spread = [e for e in map(start_order_effect, data["cases"]) if e is not None]
     lines = [f"A/B reports: {folder / 'ab.md'}, plots in {folder / 'plots'}, "
              f"pytest-benchmark compare {folder / 'A.json'} {folder / 'B.json'}"]
     if spread:
-        effect = np.median([e["duet2_ratio"] / e["duet1_ratio"] for e in spread])
+        effect = np.median(spread)
         lines.append(f"start order: B/A with B started first over B/A with A started first, "
                      f"median over cases {effect:.3f} (cancelled by alternating the duets)")
     busy = {role: [p[f"{role}_cores"] for c in data["cases"] for p in c["pairs"]
@@ -174,6 +183,6 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
     if busy["idle"] and busy["active"]:
         # Idle workers whose thread pools spin take cores from the side that trains.
         lines.append(f"CPU cores busy during a turn, median over pairs: the side training "
-                     f"{np.median(busy['active']):.2f}, the three idle workers "
+                     f"{np.median(busy['active']):.2f}, the idle workers together "
                      f"{np.median(busy['idle']):.2f}")
     return lines

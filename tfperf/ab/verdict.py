@@ -42,7 +42,13 @@ class ABSettings:
     floor: float = 0.015
     alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
     min_pairs: int = 16  # the first look; each next one doubles the pairs
-    max_pairs: int = 128  # the last look
+    # The last look. 256 rather than 128: a case that has not changed reaches it, and at 128
+    # its interval was often still too wide to say `same` (docs/ab.md).
+    max_pairs: int = 256
+    # Pairs of side A and side B workers, all alive at once; pairs go round them. Each worker
+    # process runs at its own speed, about 0.5% apart (docs/ab.md): more duets average more of
+    # them out. Even, so that as many duets start A first as start B first.
+    duets: int = 4
     # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
     # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
     # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, MakeSuite
+from tfperf.ab.verdict import ABSettings
 from tfperf.cases import catalog, estimate, matrix, plan, requirements, selection
 from tfperf.cases.machine import detect
 from tfperf.cases.matrix import Case
-from tfperf.cases.tiers import Tier
+from tfperf.cases.tiers import Measurement, Tier
 
 
 def _nightly(devices: str) -> tuple[list[Case], selection.Selection]:
@@ -151,3 +152,21 @@ def test_an_assumed_runner_only_plans(make_suite: MakeSuite) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --perf-assume-devices plans for another runner: add "
                                  "--perf-plan*"])
+
+
+def test_an_a_b_case_is_planned_at_its_longest_not_from_history() -> None:
+    """An A/B case runs eight workers and up to MAX pairs: a measured case's past wall time
+    says nothing of it, and a budget planned from it would overrun."""
+    workloads = catalog.read(REPO / "workloads", Path("unused.log"))
+    case = next(c for c in matrix.generate(workloads, Tier.SMOKE) if c.workload == "resnet20"
+                and c.device_kind == "cpu" and c.workers == 1 and not c.virtual
+                and c.xla == "off")
+    measured = Measurement(size="tiny", warmup_rounds=2, rounds=5, steps_per_round=2)
+    plain = estimate.Estimator(detect(), measured, lambda c: 64, {"resnet20": 0.12e9},
+                               {case.id: [30.0]})
+    assert plain.seconds(case) == (30.0, "history")
+    ab = replace(plain, ab=ABSettings())
+    seconds, source = ab.seconds(case)
+    pairs_s = 256 * 2 * (0.2 + estimate.YARDSTICK_S)  # 0.2 s turns: a 2-step round is 0.11 s
+    assert source == "model" and pairs_s < seconds < pairs_s + 60
+    assert replace(ab, ab=ABSettings(max_pairs=64)).seconds(case)[0] < seconds - 100

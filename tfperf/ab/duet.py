@@ -96,7 +96,7 @@ class SideRounds:
     losses: list[float] = field(default_factory=list)
 
     def measured(self, telemetry: dict[str, Any], wall_s: float) -> Measured:
-        """As one measurement of the side: duet 1's worker's own figures, both duets'
+        """As one measurement of the side: duet 1's worker's own figures, every duet's
         rounds."""
         return Measured(self.readies[1], self.finished[1], self.round_s, self.yardstick_rates,
                         self.losses, telemetry, None, wall_s)

@@ -22,6 +22,10 @@ the yardstick bursts, where step time = FLOPs of a step / the device's effective
 - Start-up 20 s (a worker: TensorFlow's import, the model, the input) plus 10 s a further
   worker task; compile 10 s without XLA, 40 s with it; each of the tier's measured rounds
   is preceded by a yardstick burst of 0.1 s.
+- An A/B case (tfperf.ab) keeps no history of wall times and is modelled at its longest: its
+  duets' workers start at once (one start-up) and each warms up, then MAX pairs of two turns,
+  each turn one yardstick burst and rounds of about the turn's length. On the 2-core CPU
+  resnet20 tiny is modelled at 195 s; its slowest measured A/A case took about 170 s.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from tfperf.ab.verdict import ABSettings
 from tfperf.cases.machine import Gpu, Machine
 from tfperf.cases.matrix import Case
 from tfperf.cases.tiers import Measurement
@@ -86,6 +91,7 @@ class Estimator:
     batch_size: Callable[[Case], int]  # per device, at the tier's size
     flops_per_example: Mapping[str, float]  # per workload (see flops_census)
     history_s: Mapping[str, list[float]]  # case id -> past wall times on this machine key
+    ab: ABSettings | None = None  # an A/B session's settings, None in any other session
 
     def device_rate(self, case: Case) -> float:
         """Training FLOP/s of one of the case's devices."""
@@ -107,13 +113,18 @@ class Estimator:
                                            (SCALING if devices > 1 else 1.0))
         if case.virtual:  # logical devices share one physical device
             step_s *= case.device_count
+        start = STARTUP_S + TASK_STARTUP_S * (case.workers - 1) + COMPILE_S[case.xla]
+        if self.ab is not None:
+            workers = 2 * self.ab.duets
+            turn_s = max(self.ab.turn_s, m.steps_per_round * step_s)
+            return (start + workers * m.warmup_rounds * m.steps_per_round * step_s
+                    + self.ab.max_pairs * 2 * (turn_s + YARDSTICK_S))
         steps = (m.warmup_rounds + m.rounds) * m.steps_per_round
-        return (STARTUP_S + TASK_STARTUP_S * (case.workers - 1) + COMPILE_S[case.xla]
-                + steps * step_s + m.rounds * YARDSTICK_S)
+        return start + steps * step_s + m.rounds * YARDSTICK_S
 
     def seconds(self, case: Case) -> tuple[float, str]:
         """The estimate and where it comes from: `history` or `model`."""
-        past = self.history_s.get(case.id)
+        past = self.history_s.get(case.id) if self.ab is None else None
         if past:
             return statistics.median(past), "history"
         return self.modelled(case), "model"

@@ -54,7 +54,7 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
     estimator = estimate.Estimator(
         machine, measured,
         lambda c: options.batch_size or workloads[c.workload].batch_size(size, c.precision),
-        flops, past)
+        flops, past, options.ab.settings if options.ab.baseline else None)
     planned = [plan.Planned(c, *estimator.seconds(c)) for c in ordered]
     kept, dropped = plan.within_budget(planned, options.plan.budget_s)
     others: set[Case] = set()

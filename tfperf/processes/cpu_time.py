@@ -1,6 +1,6 @@
 """CPU time used by worker processes, all their threads together, read from /proc.
 
-An A/B duet keeps four workers alive and lets one train at a time: what the other three's
+An A/B case keeps its duets' workers alive and lets one train at a time: what the others'
 thread pools burn meanwhile (spinning instead of sleeping) is taken from the one that trains.
 No TensorFlow here.
 """

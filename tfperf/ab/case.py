@@ -54,14 +54,15 @@ class ABRecord:
     looks: list[dict[str, Any]] = field(default_factory=list)
     order_effect: dict[str, float] = field(default_factory=dict)
     wall_s: float | None = None  # the workers' start to their end
-    rounds_s: float | None = None  # the measured pairs alone
+    rounds_s: float | None = None  # the measured pairs, and the relays between them
+    relay_s: float | None = None  # of which: duets ending and fresh ones starting
     failure: CaseFailure | None = None
 
     def to_json(self) -> dict[str, Any]:
         failure = self.failure
         return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
                 "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
-                "wall_s": self.wall_s, "rounds_s": self.rounds_s,
+                "wall_s": self.wall_s, "rounds_s": self.rounds_s, "relay_s": self.relay_s,
                 "failure": {"cause": failure.cause, "message": failure.message}
                 if failure else None}
 
@@ -143,6 +144,7 @@ class ABRunner:
                 record.order_effect = order_effect(duel.pairs, self.settings.confidence)
                 record.wall_s = duel.wall_s
                 record.rounds_s = duel.rounds_s
+                record.relay_s = duel.relay_s
                 for name, side in sides.items():
                     measured = duel.sides[name].measured(duel.telemetry, duel.wall_s)
                     shown = figures.figures(side.spec, measured, None)
@@ -189,6 +191,7 @@ class ABRunner:
             "settings": {"floor": self.settings.floor, "alpha": self.settings.alpha,
                          "min_pairs": self.settings.min_pairs,
                          "max_pairs": self.settings.max_pairs, "duets": self.settings.duets,
+                         "relay": self.settings.relay,
                          "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,

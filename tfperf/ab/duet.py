@@ -109,7 +109,8 @@ class Duel:
     verdicts: list[Verdict]  # one per look taken
     telemetry: dict[str, Any]  # the GPUs' during the measured rounds
     wall_s: float
-    rounds_s: float  # the measured pairs alone
+    rounds_s: float  # the measured pairs, and the relays between them
+    relay_s: float = 0.0  # of which: duets ending and fresh ones starting (settings.relay)
 
 
 def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
@@ -152,6 +153,21 @@ def _blamed(side: Side) -> Iterator[None]:
                           failure.log_tail) from None
 
 
+def _start(duet: int, sides: dict[str, Side], env: dict[str, str], timeout_s: float,
+           log_dir: Path, case_id: str, cluster_mode: str,
+           stack: contextlib.ExitStack) -> dict[str, Worker | Cluster]:
+    """Start one duet's two workers in its start order; each ends with `stack`."""
+    started: dict[str, Worker | Cluster] = {}
+    for name in start_order(duet):
+        side = sides[name]
+        worker = launch(side.spec, env, timeout_s, log_dir / f"{case_id}.{name}{duet}.log",
+                        cluster_mode, side.runtime)
+        with _blamed(side):
+            stack.enter_context(worker)  # which starts it
+        started[name] = worker
+    return started
+
+
 def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
         log_dir: Path, case_id: str, cluster_mode: str,
         around: Callable[[Callable[[], None]], dict[str, Any]]) -> Duel:
@@ -159,48 +175,80 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     telemetry and returns its summary."""
     started = time.monotonic()
     rounds = {name: SideRounds() for name in SIDES}
-    workers: dict[tuple[int, str], Worker | Cluster] = {}
+    # The live duets by slot: (its number, its workers, what ends them). Duet number n holds
+    # slot (n - 1) % duets, so a slot's start order stays the same through its relay.
+    live: dict[int, tuple[int, dict[str, Worker | Cluster], contextlib.ExitStack]] = {}
+    served: dict[int, int] = {}  # pairs measured, by duet number
+
+    def ready(duet: int, stack: contextlib.ExitStack) -> None:
+        workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode, stack)
+        live[(duet - 1) % settings.duets] = duet, workers, stack
+        served[duet] = 0
+        for name in start_order(duet):
+            with _blamed(sides[name]):
+                rounds[name].readies[duet] = workers[name].wait_ready()
+
+    def finish(duet: int, workers: dict[str, Worker | Cluster]) -> None:
+        for name, worker in workers.items():
+            worker.allow(timeout_s)
+            with _blamed(sides[name]):
+                rounds[name].finished[duet] = worker.finish()
+
     with contextlib.ExitStack() as stack:
         duets = range(1, settings.duets + 1)
+        # Every first duet starts before any warms up, as one case's workers do.
+        stacks = {duet: stack.enter_context(contextlib.ExitStack()) for duet in duets}
         for duet in duets:
-            for name in start_order(duet):
-                side = sides[name]
-                worker = launch(side.spec, env, timeout_s,
-                                log_dir / f"{case_id}.{name}{duet}.log", cluster_mode,
-                                side.runtime)
-                with _blamed(side):
-                    stack.enter_context(worker)  # which starts it
-                workers[duet, name] = worker
+            workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode,
+                             stacks[duet])
+            live[duet - 1] = duet, workers, stacks[duet]
+            served[duet] = 0
         for duet in duets:
             for name in start_order(duet):
                 with _blamed(sides[name]):
-                    rounds[name].readies[duet] = workers[duet, name].wait_ready()
+                    rounds[name].readies[duet] = live[duet - 1][1][name].wait_ready()
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
                      for name in SIDES}
         schedule = random.Random(case_id)
         pairs: list[Pair] = []
         verdicts: list[Verdict] = []
+        relay_s = 0.0
+
+        def relay(slot: int) -> None:
+            """The slot's duet has measured its share: it finishes (its checks need its last
+            figures) and ends, and a fresh duet takes its place."""
+            nonlocal relay_s
+            began = time.monotonic()
+            duet, workers, duet_stack = live[slot]
+            finish(duet, workers)
+            duet_stack.close()
+            ready(duet + settings.duets, stack.enter_context(contextlib.ExitStack()))
+            relay_s += time.monotonic() - began
 
         def measure() -> None:
             first = time.monotonic()
             for look in settings.looks():
                 while len(pairs) < look:
-                    duet = 1 + len(pairs) % settings.duets
+                    slot = len(pairs) % settings.duets
+                    if settings.relay and served[live[slot][0]] >= settings.relay:
+                        relay(slot)
+                    duet, workers, _ = live[slot]
                     order = schedule.sample(SIDES, 2)
                     turn = _turn(rounds, settings.turn_s)
                     for name in SIDES:
                         # The workers take turns for up to MAX pairs: the case's time limit
                         # bounds each pair's wait, not the workers' whole life.
-                        workers[duet, name].allow(timeout_s)
+                        workers[name].allow(timeout_s)
                     rate: dict[str, float] = {}
                     yardsticks: dict[str, float] = {}
                     cores: dict[str, list[float | None]] = {"active": [], "idle": []}
                     for name in order:
-                        worker, side_rounds = workers[duet, name], rounds[name]
+                        worker, side_rounds = workers[name], rounds[name]
                         seconds = 0.0
                         with _blamed(sides[name]):
                             yardstick = yardsticks[name] = worker.yardstick()
-                        idle = [pid for key, other in workers.items() if key != (duet, name)
+                        idle = [pid for _, others, _ in live.values()
+                                for other in others.values() if other is not worker
                                 for pid in other.pids]
                         busy = _CpuWatch({"active": worker.pids, "idle": idle})
                         for _ in range(turn):
@@ -214,6 +262,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                         for role, used in busy.cores().items():
                             cores[role].append(used)
                         rate[name] = per_round[name] * turn / seconds
+                    served[duet] += 1
                     pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
                                       time.monotonic() - first, turn, yardsticks["A"],
                                       yardsticks["B"], _mean(cores["active"]),
@@ -225,8 +274,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
         measuring = time.monotonic()
         telemetry = around(measure)
         rounds_s = time.monotonic() - measuring
-        for (duet, name), worker in workers.items():
-            worker.allow(timeout_s)
-            with _blamed(sides[name]):
-                rounds[name].finished[duet] = worker.finish()
-    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s)
+        for duet, workers, _ in live.values():
+            finish(duet, workers)
+    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s,
+                relay_s)

@@ -54,6 +54,10 @@ def add(group: Any) -> None:
     group.addoption("--perf-ab-duets", metavar="N",
                     help="Pairs of side A and side B workers alive at once, an even number: "
                          f"more average out more workers' own speeds (default: {defaults.duets}).")
+    group.addoption("--perf-ab-relay", metavar="PAIRS",
+                    help="A duet's workers measure this many pairs, then fresh ones take over, "
+                         "so that more processes' own speeds average out; 0: never "
+                         f"(default: {defaults.relay}).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
@@ -78,7 +82,7 @@ def _variables(items: list[str]) -> dict[str, str]:
 
 
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
-              duets: str | None) -> ABSettings:
+              duets: str | None, relay: str | None) -> ABSettings:
     defaults = ABSettings()
     value = defaults.floor
     if floor:
@@ -115,7 +119,17 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         # Even: half the duets start A's worker first, half B's (duet.py).
         if not 2 <= count <= 16 or count % 2:
             raise ValueError(f"--perf-ab-duets: {duets!r} is not an even number from 2 to 16")
-    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s, duets=count)
+    share = defaults.relay
+    if relay:
+        try:
+            share = int(relay)
+        except ValueError:
+            share = -1
+        if share < 0:
+            raise ValueError(f"--perf-ab-relay: {relay!r} is not a whole number of pairs "
+                             "(0: never)")
+    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s, duets=count,
+                      relay=share)
 
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
@@ -125,7 +139,8 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     comparing = {"--perf-baseline-env": get("perf_baseline_env"),
                  "--perf-baseline-workloads": get("perf_baseline_workloads"),
                  "--perf-ab-floor": get("perf_ab_floor"), "--perf-ab-pairs": get("perf_ab_pairs"),
-                 "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets")}
+                 "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets"),
+                 "--perf-ab-relay": get("perf_ab_relay")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -140,5 +155,5 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline_env=_variables(get("perf_baseline_env")),
         baseline_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
-                           get("perf_ab_duets")),
+                           get("perf_ab_duets"), get("perf_ab_relay")),
     )

@@ -27,7 +27,8 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
     kept = data["settings"]
     return ABSettings(floor=kept["floor"] if floor is None else floor, alpha=kept["alpha"],
                       min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"],
-                      duets=kept.get("duets", 2))  # files kept before --perf-ab-duets had 2
+                      # Files kept before --perf-ab-duets had 2, before --perf-ab-relay none.
+                      duets=kept.get("duets", 2), relay=kept.get("relay", 0))
 
 
 def start_order_effect(case: dict[str, Any]) -> float | None:

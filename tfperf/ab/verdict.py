@@ -49,6 +49,10 @@ class ABSettings:
     # process runs at its own speed, about 0.5% apart (docs/ab.md): more duets average more of
     # them out. Even, so that as many duets start A first as start B first.
     duets: int = 4
+    # A duet's workers measure this many pairs, then end, and a fresh duet takes their place
+    # (0: they measure the whole case). A per-process speed then weighs one duet in many
+    # (docs/ab.md): 16 with 4 duets is 4 duets at 64 pairs, 16 at 256.
+    relay: int = 16
     # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
     # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
     # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one

@@ -24,8 +24,8 @@ the yardstick bursts, where step time = FLOPs of a step / the device's effective
   is preceded by a yardstick burst of 0.1 s.
 - An A/B case (tfperf.ab) keeps no history of wall times and is modelled at its longest: its
   duets' workers start at once (one start-up) and each warms up, then MAX pairs of two turns,
-  each turn one yardstick burst and rounds of about the turn's length. On the 2-core CPU
-  resnet20 tiny is modelled at 195 s; its slowest measured A/A case took about 170 s.
+  each turn one yardstick burst and rounds of about the turn's length, and every duet that
+  takes over in a relay starts (a start-up) and warms up while the others wait.
 """
 
 from __future__ import annotations
@@ -115,10 +115,13 @@ class Estimator:
             step_s *= case.device_count
         start = STARTUP_S + TASK_STARTUP_S * (case.workers - 1) + COMPILE_S[case.xla]
         if self.ab is not None:
-            workers = 2 * self.ab.duets
-            turn_s = max(self.ab.turn_s, m.steps_per_round * step_s)
-            return (start + workers * m.warmup_rounds * m.steps_per_round * step_s
-                    + self.ab.max_pairs * 2 * (turn_s + YARDSTICK_S))
+            ab = self.ab
+            warmup_s = 2 * m.warmup_rounds * m.steps_per_round * step_s  # a duet's
+            turn_s = max(ab.turn_s, m.steps_per_round * step_s)
+            # The duets that take over, each started and warmed up while the others wait.
+            relays = max(0, -(-ab.max_pairs // ab.relay) - ab.duets) if ab.relay else 0
+            return (start + ab.duets * warmup_s + relays * (start + warmup_s)
+                    + ab.max_pairs * 2 * (turn_s + YARDSTICK_S))
         steps = (m.warmup_rounds + m.rounds) * m.steps_per_round
         return start + steps * step_s + m.rounds * YARDSTICK_S
 

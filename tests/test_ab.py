@@ -10,6 +10,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -78,10 +79,20 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-inject-slowdown=0.5@tinycnn")
+    # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look.
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
+                             "--perf-inject-slowdown=0.5@tinycnn")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])
+    case = _session_file(suite)["cases"][0]
+    served = Counter(p["duet"] for p in case["pairs"])
+    assert len(served) == len(case["pairs"]) // 2 >= 4 and set(served.values()) == {2}, served
+    assert case["relay_s"] > 0
+    # Each duet's own workers, each with its own log.
+    logs = suite.path / ".perf-results" / "logs"
+    assert all((logs / f"{CASE_ID}.{side}{number}.log").exists()
+               for number in served for side in "AB")
     (kept,) = (suite.path / ".perf-results" / "ab").glob("*.json")
     again = subprocess.run([sys.executable, "-m", "tfperf.ab.command", str(kept)],
                            cwd=suite.path, capture_output=True, text=True, timeout=120)
@@ -132,6 +143,8 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
      "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
     (("--perf-baseline=current", "--perf-ab-duets=3"),
      "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
+    (("--perf-baseline=current", "--perf-ab-relay=-1"),
+     "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs (0: never)"),
     (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
      "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
     (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),

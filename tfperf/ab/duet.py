@@ -5,7 +5,10 @@ odd duets start A's first, even ones B's first. The process started second ran 0
 in every two-process A/A probe of issue 23 (not in this suite's measurements, docs/ab.md).
 Pairs go round the duets, so whatever the start order does falls on each side equally at
 every look. Each worker process also runs at a speed of its own, about 0.5% from another's
-(docs/ab.md): a verdict over more duets averages more of those offsets out. Within a pair the
+(docs/ab.md), which more pairs of the same processes never average out. So the duets relay:
+once a duet has measured `settings.relay` pairs, its workers finish (their checks need their
+last figures) and end, and a fresh duet takes its slot, with the slot's start order; the
+case's verdict then rests on many processes a side, not on the first few. Within a pair the
 two sides' turns run back to back in random order, from a generator seeded by the case's id,
 so the schedule is the same every session. A turn is as many whole rounds as last about
 `turn_s` (the same count on both sides). Each turn has its yardstick burst just before it,

@@ -10,13 +10,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tfperf.ab.verdict import ABSettings
 from tfperf.processes import environments
 
 TENSORFLOW_ENV = "TFPERF_TENSORFLOW"
 BASELINE_ENV = "TFPERF_BASELINE"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -81,55 +82,42 @@ def _variables(items: list[str]) -> dict[str, str]:
     return found
 
 
+def _number(option: str, text: str | None, default: T, convert: Callable[[str], T],
+            valid: Callable[[T], bool], says: str) -> T:
+    """The option's value, the default when not given; a bad one raises with one line."""
+    if not text:
+        return default
+    try:
+        value = convert(text)
+    except ValueError:
+        value = None
+    if value is None or not valid(value):
+        raise ValueError(f"{option}: {text!r} is not {says}")
+    return value
+
+
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
               duets: str | None, relay: str | None) -> ABSettings:
     defaults = ABSettings()
-    value = defaults.floor
-    if floor:
-        try:
-            value = float(floor.strip().rstrip("%")) / 100
-        except ValueError:
-            value = -1
-        if not 0 < value < 0.5:
-            raise ValueError(f"--perf-ab-floor: {floor!r} is not a percentage above 0 and "
-                             "below 50")
-    least, most = defaults.min_pairs, defaults.max_pairs
-    if pairs:
-        low, _, high = pairs.partition(":")
-        try:
-            least, most = int(low), int(high or low)
-        except ValueError:
-            least = most = 0
-        if least < 6 or most < least:
-            raise ValueError(f"--perf-ab-pairs: {pairs!r} is not MIN:MAX with 6 <= MIN <= MAX")
-    turn_s = defaults.turn_s
-    if turn:
-        try:
-            turn_s = float(turn)
-        except ValueError:
-            turn_s = -1
-        if not 0 <= turn_s <= 60:
-            raise ValueError(f"--perf-ab-turn: {turn!r} is not a number of seconds from 0 to 60")
-    count = defaults.duets
-    if duets:
-        try:
-            count = int(duets)
-        except ValueError:
-            count = 0
+
+    def min_max(text: str) -> tuple[int, int]:
+        low, _, high = text.partition(":")
+        return int(low), int(high or low)
+
+    least, most = _number("--perf-ab-pairs", pairs, (defaults.min_pairs, defaults.max_pairs),
+                          min_max, lambda v: 6 <= v[0] <= v[1], "MIN:MAX with 6 <= MIN <= MAX")
+    return ABSettings(
+        floor=_number("--perf-ab-floor", floor, defaults.floor,
+                      lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0 < v < 0.5,
+                      "a percentage above 0 and below 50"),
+        min_pairs=least, max_pairs=most,
+        turn_s=_number("--perf-ab-turn", turn, defaults.turn_s, float, lambda v: 0 <= v <= 60,
+                       "a number of seconds from 0 to 60"),
         # Even: half the duets start A's worker first, half B's (duet.py).
-        if not 2 <= count <= 16 or count % 2:
-            raise ValueError(f"--perf-ab-duets: {duets!r} is not an even number from 2 to 16")
-    share = defaults.relay
-    if relay:
-        try:
-            share = int(relay)
-        except ValueError:
-            share = -1
-        if share < 0:
-            raise ValueError(f"--perf-ab-relay: {relay!r} is not a whole number of pairs "
-                             "(0: never)")
-    return ABSettings(floor=value, min_pairs=least, max_pairs=most, turn_s=turn_s, duets=count,
-                      relay=share)
+        duets=_number("--perf-ab-duets", duets, defaults.duets, int,
+                      lambda v: 2 <= v <= 16 and v % 2 == 0, "an even number from 2 to 16"),
+        relay=_number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v >= 0,
+                      "a whole number of pairs (0: never)"))
 
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:

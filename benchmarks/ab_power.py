@@ -7,7 +7,8 @@ round-robin, so the machine's drift over the hour falls on every level alike; so
 (--arm: settings to compare, each a string of pytest options such as a turn's length). Per
 level, arm and case it counts the verdicts
 (slower, faster, same, undecided, failed) and gives the median ratio, pairs, and seconds to the
-verdict (the whole case, start to end, and its measured pairs alone), and what sets them: the
+verdict (the whole case, start to end, its measured pairs, and the relays among them), and
+what sets them: the
 spread of the per-pair ratios, seconds per pair, and the CPU the idle workers burned. An
 injected fraction f lengthens B's rounds by f: B/A is then about 1/(1+f).
 
@@ -103,7 +104,8 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "high": verdict.high if verdict else None,
             "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
             "wall_s": case.get("wall_s"),
-            "rounds_s": case.get("rounds_s"), "order_effect": case["order_effect"],
+            "rounds_s": case.get("rounds_s"), "relay_s": case.get("relay_s"),
+            "order_effect": case["order_effect"],
             "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
                           "examples_per_sec": case["sides"].get(n, {}).get("examples_per_sec")}
                       for n in "AB"}}
@@ -111,7 +113,7 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 def summary(outcomes: Outcomes) -> list[str]:
     lines = ["level  arm  case  verdicts  median B/A [interval]  median pairs  "
-             "median s (case / pairs)  start-order effect  |  per pair: SD of log B/A, s, "
+             "median s (case / pairs / relays)  start-order effect  |  per pair: SD of log B/A, s, "
              "SD^2 x s;  cores busy: idle workers, active one  |  B-first duets - A-first duets in "
              "log B/A: "
              "mean, SD, SD from sampling alone"]
@@ -128,7 +130,8 @@ def summary(outcomes: Outcomes) -> list[str]:
         lines.append(
             f"{level:<5g}  {arm or '-'}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "
             f"{median('ratio'):.3f} [{median('low'):.3f}, {median('high'):.3f}]  "
-            f"{median('pairs'):.0f}  {median('wall_s'):.0f} / {median('rounds_s'):.0f}  "
+            f"{median('pairs'):.0f}  {median('wall_s'):.0f} / {median('rounds_s'):.0f} / "
+            f"{median('relay_s'):.0f}  "
             f"{np.median(effects) if effects else float('nan'):.3f}  |  "
             f"{median('sd', rows):.4f} {median('s_per_pair', rows):.2f} "
             f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "

@@ -65,7 +65,9 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
                for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
-    result.stdout.fnmatch_lines(["CPU cores busy during a turn, median over pairs: the side "
+    result.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
+                                 "sampling, median over cases; 4 duets a case (median), *",
+                                 "CPU cores busy during a turn, median over pairs: the side "
                                  "training *, the idle workers together *"])
     reports = suite.path / ".perf-results" / "reports" / "ab"
     assert "| `tinycnn-" in (reports / "ab.md").read_text()
@@ -292,3 +294,27 @@ def test_duets_alternate_start_order_and_files_kept_with_two_still_read() -> Non
     assert effect is not None and math.isclose(effect, 1.01 / 0.99)
     assert report.settings_of(old).duets == 2
     assert report.start_order_effect({"order_effect": {"a_first_ratio": 1.0}}) is None
+
+
+def test_each_duet_s_own_speed_is_told_apart_from_its_pairs_spread() -> None:
+    """Duets whose processes run at speeds of their own (2% SD in log B/A) among pairs that
+    spread 5%: the analysis of variance finds about 2%; duets that differ only by sampling,
+    about 0; and a relay that spreads an offset over more duets narrows the estimate."""
+    rng = np.random.default_rng(5)
+
+    def case(offset_sd: float, duets: int, per_duet: int) -> dict:  # type: ignore[type-arg]
+        offsets = rng.normal(0, offset_sd, duets)
+        return {"pairs": [{"duet": d + 1, "a_rate": 1.0,
+                           "b_rate": float(np.exp(offsets[d] + rng.normal(0, 0.05)))}
+                          for d in range(duets) for _ in range(per_duet)]}
+
+    found = [report.duet_offset(case(0.02, 16, 16)) for _ in range(50)]
+    assert 0.015 < float(np.median([f for f in found if f is not None])) < 0.025
+    none = [report.duet_offset(case(0.0, 16, 16)) for _ in range(50)]
+    assert float(np.median([f for f in none if f is not None])) < 0.005
+    assert report.duet_offset(case(0.02, 2, 16)) is None  # too few duets to say
+    # 256 pairs on 4 duets against the same on 16: the estimates' spread over sessions.
+    spread = {duets: np.std([verdict.hodges_lehmann(
+        [math.log(p["b_rate"]) for p in case(0.02, duets, 256 // duets)["pairs"]], 0.95)[0]
+        for _ in range(200)]) for duets in (4, 16)}
+    assert spread[16] < 0.7 * spread[4], spread

@@ -40,6 +40,24 @@ def start_order_effect(case: dict[str, Any]) -> float | None:
     return None if a_first is None or b_first is None else b_first / a_first
 
 
+def duet_offset(case: dict[str, Any]) -> float | None:
+    """How far a duet's own B/A lies from the others' beyond what its pairs' spread explains:
+    the SD of the duets' offsets in log B/A, from a one-way analysis of variance over the duets
+    (0 when the duets differ no more than sampling makes them). The interval does not cover
+    these offsets; the relay averages them over more duets. None with fewer than 3 duets of
+    2 pairs or more."""
+    by_duet: dict[int, list[float]] = {}
+    for pair in case["pairs"]:
+        by_duet.setdefault(pair["duet"], []).append(float(np.log(pair["b_rate"] / pair["a_rate"])))
+    groups = [np.asarray(logs) for logs in by_duet.values() if len(logs) >= 2]
+    if len(groups) < 3:
+        return None
+    size = float(np.mean([len(g) for g in groups]))
+    within = float(np.mean([g.var(ddof=1) for g in groups]))
+    between = float(np.var([g.mean() for g in groups], ddof=1))
+    return float(np.sqrt(max(0.0, between - within / size)))
+
+
 def final(case: dict[str, Any], settings: ABSettings) -> Verdict | None:
     """The case's verdict under `settings`, from its kept pairs."""
     ratios = [p["b_rate"] / p["a_rate"] for p in case["pairs"]]
@@ -179,6 +197,13 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
         effect = np.median(spread)
         lines.append(f"start order: B/A with B started first over B/A with A started first, "
                      f"median over cases {effect:.3f} (cancelled by alternating the duets)")
+    offsets = [o for o in map(duet_offset, data["cases"]) if o is not None]
+    if offsets:
+        duets = np.median([len({p["duet"] for p in c["pairs"]}) for c in data["cases"]
+                           if c["pairs"]])
+        lines.append(f"each duet's own speed: B/A spread {np.median(offsets):.1%} between duets "
+                     f"beyond sampling, median over cases; {duets:.0f} duets a case (median), "
+                     "averaged in the estimate, not in the interval")
     busy = {role: [p[f"{role}_cores"] for c in data["cases"] for p in c["pairs"]
                    if p.get(f"{role}_cores") is not None] for role in ("active", "idle")}
     if busy["idle"] and busy["active"]:

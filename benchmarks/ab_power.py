@@ -105,6 +105,7 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
             "wall_s": case.get("wall_s"),
             "rounds_s": case.get("rounds_s"), "relay_s": case.get("relay_s"),
+            "duet_offset": report.duet_offset(case),
             "order_effect": case["order_effect"],
             "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
                           "examples_per_sec": case["sides"].get(n, {}).get("examples_per_sec")}
@@ -116,7 +117,7 @@ def summary(outcomes: Outcomes) -> list[str]:
              "median s (case / pairs / relays)  start-order effect  |  per pair: SD of log B/A, s, "
              "SD^2 x s;  cores busy: idle workers, active one  |  B-first duets - A-first duets in "
              "log B/A: "
-             "mean, SD, SD from sampling alone"]
+             "mean, SD, SD from sampling alone  |  a duet's own offset (SD of log B/A)"]
     for (level, arm, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
@@ -137,7 +138,7 @@ def summary(outcomes: Outcomes) -> list[str]:
             f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "
             f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}  |  "
             f"{np.mean(gaps):+.4f} {np.std(gaps, ddof=1) if len(gaps) > 1 else np.nan:.4f} "
-            f"{median('order_gap_se', rows):.4f}")
+            f"{median('order_gap_se', rows):.4f}  |  {median('duet_offset', rows):.4f}")
     return lines
 
 

@@ -141,7 +141,7 @@ class ABRunner:
                                 case.id, self.options.cluster, around)
                 record.pairs = [p.to_json() for p in duel.pairs]
                 record.looks = [v.to_json() for v in duel.verdicts]
-                record.order_effect = order_effect(duel.pairs, self.settings.confidence)
+                record.order_effect = order_effect(duel.pairs, self.settings.confidence_at(len(duel.pairs)))
                 record.wall_s = duel.wall_s
                 record.rounds_s = duel.rounds_s
                 record.relay_s = duel.relay_s
@@ -191,7 +191,7 @@ class ABRunner:
             "settings": {"floor": self.settings.floor, "alpha": self.settings.alpha,
                          "min_pairs": self.settings.min_pairs,
                          "max_pairs": self.settings.max_pairs, "duets": self.settings.duets,
-                         "relay": self.settings.relay,
+                         "relay": self.settings.relay, "look_rule": self.settings.look_rule,
                          "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,

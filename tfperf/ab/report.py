@@ -15,7 +15,7 @@ import numpy as np
 import pytest_benchmark
 from pytest_benchmark.stats import Stats
 
-from tfperf.ab.verdict import SLOWER, UNDECIDED, ABSettings, Verdict, sequential
+from tfperf.ab.verdict import BONFERRONI, SLOWER, UNDECIDED, ABSettings, Verdict, sequential
 from tfperf.gate.report import SUMMARY_ENV, save, slug
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
@@ -27,8 +27,10 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
     kept = data["settings"]
     return ABSettings(floor=kept["floor"] if floor is None else floor, alpha=kept["alpha"],
                       min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"],
-                      # Files kept before --perf-ab-duets had 2, before --perf-ab-relay none.
-                      duets=kept.get("duets", 2), relay=kept.get("relay", 0))
+                      # Files kept before --perf-ab-duets had 2, before --perf-ab-relay none,
+                      # before the spending rule Bonferroni's looks.
+                      duets=kept.get("duets", 2), relay=kept.get("relay", 0),
+                      look_rule=kept.get("look_rule", BONFERRONI))
 
 
 def start_order_effect(case: dict[str, Any]) -> float | None:
@@ -108,13 +110,22 @@ def describe_sides(data: dict[str, Any]) -> str:
     return "; ".join(side(name) for name in "AB")
 
 
+def looks_rule(settings: ABSettings) -> str:
+    """How wide each look's interval is, and why."""
+    levels = ", ".join(f"{c:.1%} at {n}" for n, c in zip(settings.looks(),
+                                                          settings.confidences(), strict=True))
+    how = "alpha spent in proportion to the pairs" if settings.look_rule != BONFERRONI else \
+        "Bonferroni"
+    return f"{levels} pairs ({settings.alpha:.0%} over all looks: {how})"
+
+
 def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     slower = sum(outcome(c, settings) == SLOWER for c in data["cases"])
     lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
              describe_sides(data), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor. "
              f"Intervals: Hodges-Lehmann with the Wilcoxon signed-rank interval, "
-             f"{settings.confidence:.2%} per look ({settings.alpha:.0%} over all looks).", "",
+             f"{looks_rule(settings)}.", "",
              "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|"]
     for case in data["cases"]:
         cells = _row(case, settings)

@@ -225,6 +225,9 @@ def test_the_looks_spend_alpha_in_proportion_to_the_pairs() -> None:
         assert abs(crossed.mean() - 0.05 * look / 256) < 0.003, (look, crossed.mean())
     # The last look, where the closest calls are made, is narrower than Bonferroni's.
     assert z[-1] < 2.2 < 2.5 < float(norm.isf(0.05 / 10))
+    assert report.looks_rule(settings) == (
+        "99.7% at 16, 99.6% at 32, 99.3% at 64, 98.5% at 128, 96.8% at 256 pairs "
+        "(5% over all looks: alpha spent in proportion to the pairs)")
 
 
 def test_repeated_looks_keep_the_false_verdict_rate_at_alpha() -> None:

@@ -110,6 +110,15 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     bad = subprocess.run([sys.executable, "-m", "tfperf.ab.command", str(broken)],
                          cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "is not a valid tfperf A/B session file" in bad.stderr
+    # A file names the rule its looks were judged by; one it does not know is refused.
+    data = json.loads(kept.read_text())
+    assert data["settings"]["look_rule"] == "spending"
+    data["settings"]["look_rule"] = "pocock"
+    broken.write_text(json.dumps(data))
+    bad = subprocess.run([sys.executable, "-m", "tfperf.ab.command", str(broken)],
+                         cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "look_rule" in bad.stderr \
+        and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
 def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from tfperf.ab import report
 from tfperf.ab.case import FORMAT
-from tfperf.ab.verdict import SLOWER
+from tfperf.ab.verdict import LOOK_RULES, SLOWER
 from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
 
@@ -30,7 +30,8 @@ SCHEMA: dict[str, Any] = {
     "required": ["format", "session", "machine_key", "tier", "settings", "sides", "cases"],
     "properties": {
         "format": {"const": FORMAT},
-        "settings": {"type": "object", "required": ["floor", "alpha", "min_pairs", "max_pairs"]},
+        "settings": {"type": "object", "required": ["floor", "alpha", "min_pairs", "max_pairs"],
+                     "properties": {"look_rule": {"enum": list(LOOK_RULES)}}},
         "sides": {"type": "object", "required": ["A", "B"]},
         "cases": {"type": "array", "items": {
             "type": "object", "required": ["case_id", "sides", "pairs", "failure", "order_effect"],

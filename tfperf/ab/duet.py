@@ -183,10 +183,13 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     live: dict[int, tuple[int, dict[str, Worker | Cluster], contextlib.ExitStack]] = {}
     served: dict[int, int] = {}  # pairs measured, by duet number
 
-    def ready(duet: int, stack: contextlib.ExitStack) -> None:
+    def start(duet: int, stack: contextlib.ExitStack) -> None:
         workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode, stack)
         live[(duet - 1) % settings.duets] = duet, workers, stack
         served[duet] = 0
+
+    def wait_ready(duet: int) -> None:
+        workers = live[(duet - 1) % settings.duets][1]
         for name in start_order(duet):
             with _blamed(sides[name]):
                 rounds[name].readies[duet] = workers[name].wait_ready()
@@ -200,16 +203,10 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     with contextlib.ExitStack() as stack:
         duets = range(1, settings.duets + 1)
         # Every first duet starts before any warms up, as one case's workers do.
-        stacks = {duet: stack.enter_context(contextlib.ExitStack()) for duet in duets}
         for duet in duets:
-            workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode,
-                             stacks[duet])
-            live[duet - 1] = duet, workers, stacks[duet]
-            served[duet] = 0
+            start(duet, stack.enter_context(contextlib.ExitStack()))
         for duet in duets:
-            for name in start_order(duet):
-                with _blamed(sides[name]):
-                    rounds[name].readies[duet] = live[duet - 1][1][name].wait_ready()
+            wait_ready(duet)
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
                      for name in SIDES}
         schedule = random.Random(case_id)
@@ -225,7 +222,8 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             duet, workers, duet_stack = live[slot]
             finish(duet, workers)
             duet_stack.close()
-            ready(duet + settings.duets, stack.enter_context(contextlib.ExitStack()))
+            start(duet + settings.duets, stack.enter_context(contextlib.ExitStack()))
+            wait_ready(duet + settings.duets)
             relay_s += time.monotonic() - began
 
         def measure() -> None:

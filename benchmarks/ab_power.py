@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import binomtest
 
 from tfperf.ab import report
 
@@ -106,18 +107,47 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "wall_s": case.get("wall_s"),
             "rounds_s": case.get("rounds_s"), "relay_s": case.get("relay_s"),
             "duet_offset": report.duet_offset(case),
+            "second_turn": report.second_turn_effect(case),
+            "yardstick_share": report.yardstick_share(case),
             "order_effect": case["order_effect"],
             "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
                           "examples_per_sec": case["sides"].get(n, {}).get("examples_per_sec")}
                       for n in "AB"}}
 
 
+def binomial(count: int, total: int) -> str:
+    """A count with its exact (Clopper-Pearson) 95% interval."""
+    ci = binomtest(count, total).proportion_ci(0.95, "exact")
+    return f"{count}/{total} [{ci.low:.1%}, {ci.high:.1%}]"
+
+
+def verdict_counts(outcomes: Outcomes) -> list[str]:
+    """Each level's, arm's and case's verdicts, each with its 95% binomial interval, and the
+    seconds to a verdict (median, worst)."""
+    lines = []
+    for (level, arm, case_id), rows in sorted(outcomes.items()):
+        counts = Counter(row["outcome"] for row in rows)
+        walls = [r["wall_s"] for r in rows if r.get("wall_s") is not None]
+        sds = [r["sd"] for r in rows if r.get("sd") is not None]
+        told = "; ".join(f"{name} {binomial(counts[name], len(rows))}"
+                         for name in ("slower", "faster", "same", "undecided")) + \
+            "".join(f"; {name} {n}" for name, n in counts.items()
+                    if name not in ("slower", "faster", "same", "undecided"))
+        lines.append(f"{level:<5g}  {arm or '-'}  {case_id.removesuffix('-prep_host')}  {told}  "
+                     f"|  s to a verdict: median {np.median(walls):.0f}, worst {max(walls):.0f}"
+                     f"  |  per-pair SD median {np.median(sds):.3f} ({min(sds):.3f}-{max(sds):.3f})"
+                     if walls and sds else f"{level:<5g}  {arm or '-'}  {case_id}  {told}")
+    return lines
+
+
 def summary(outcomes: Outcomes) -> list[str]:
-    lines = ["level  arm  case  verdicts  median B/A [interval]  median pairs  "
+    lines = [*verdict_counts(outcomes), "",
+             "level  arm  case  verdicts  median B/A [interval]  median pairs  "
              "median s (case / pairs / relays)  start-order effect  |  per pair: SD of log B/A, s, "
              "SD^2 x s;  cores busy: idle workers, active one  |  B-first duets - A-first duets in "
              "log B/A: "
-             "mean, SD, SD from sampling alone  |  a duet's own offset (SD of log B/A)"]
+             "mean, SD, SD from sampling alone  |  a duet's own offset (SD of log B/A)  |  "
+             "second turn over first  |  variance the yardstick explains"]
     for (level, arm, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
@@ -138,7 +168,8 @@ def summary(outcomes: Outcomes) -> list[str]:
             f"{median('sd', rows) ** 2 * median('s_per_pair', rows):.2e};  "
             f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}  |  "
             f"{np.mean(gaps):+.4f} {np.std(gaps, ddof=1) if len(gaps) > 1 else np.nan:.4f} "
-            f"{median('order_gap_se', rows):.4f}  |  {median('duet_offset', rows):.4f}")
+            f"{median('order_gap_se', rows):.4f}  |  {median('duet_offset', rows):.4f}  |  "
+            f"{median('second_turn', rows):.4f}  |  {median('yardstick_share', rows):.3f}")
     return lines
 
 

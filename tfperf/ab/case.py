@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,8 @@ import pytest
 
 from tfperf.ab import duet, report
 from tfperf.ab.duet import SIDES, Duel, Side
-from tfperf.ab.verdict import SLOWER, hodges_lehmann
+from tfperf.ab.signed_rank import centre
+from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
 from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
@@ -84,7 +86,7 @@ def _check(side: Side, duel: Duel) -> None:
             raise CaseFailure("not_steady", f"{where}: during the measured rounds {unsteady}")
 
 
-def order_effect(pairs: list[duet.Pair], confidence: float) -> dict[str, float]:
+def order_effect(pairs: list[duet.Pair]) -> dict[str, float]:
     """B/A in the duets that started A first alone, and in those that started B first. Their
     difference is what starting second does, which the alternation of the duets cancels."""
     found = {}
@@ -92,7 +94,7 @@ def order_effect(pairs: list[duet.Pair], confidence: float) -> dict[str, float]:
         ratios = [p.ratio for p in pairs if duet.start_order(p.duet)[0] == first]
         if len(ratios) >= 2:
             found[f"{first.lower()}_first_ratio"] = math.exp(
-                hodges_lehmann([math.log(r) for r in ratios], confidence)[0])
+                centre([math.log(r) for r in ratios]))
     return found
 
 
@@ -105,6 +107,9 @@ class ABRunner:
         self.machine = machine
         self.log_dir = log_dir
         self.session = session
+        # Draws every pair's turn order (duet.py): a new sequence each session, kept in the
+        # session file.
+        self.seed = secrets.randbits(32)
         self.path = results_dir / "ab" / f"{session}.json"
         self.records: list[ABRecord] = []
 
@@ -138,10 +143,10 @@ class ABRunner:
         try:
             try:
                 duel = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
-                                case.id, self.options.cluster, around)
+                                case.id, self.options.cluster, around, self.seed)
                 record.pairs = [p.to_json() for p in duel.pairs]
                 record.looks = [v.to_json() for v in duel.verdicts]
-                record.order_effect = order_effect(duel.pairs, self.settings.confidence_at(len(duel.pairs)))
+                record.order_effect = order_effect(duel.pairs)
                 record.wall_s = duel.wall_s
                 record.rounds_s = duel.rounds_s
                 record.relay_s = duel.relay_s
@@ -192,7 +197,9 @@ class ABRunner:
                          "min_pairs": self.settings.min_pairs,
                          "max_pairs": self.settings.max_pairs, "duets": self.settings.duets,
                          "relay": self.settings.relay, "look_rule": self.settings.look_rule,
-                         "turn_s": self.settings.turn_s,
+                         "min_duet_sd": self.settings.min_duet_sd,
+                         "adjust_yardstick": self.settings.adjust_yardstick,
+                         "seed": self.seed, "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                              "tensorflow": setup.runtime.tensorflow,

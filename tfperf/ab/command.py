@@ -23,7 +23,8 @@ from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
 
 _PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
-         "properties": {"a_rate": {"type": "number", "exclusiveMinimum": 0},
+         "properties": {"order": {"enum": ["AB", "BA"]},
+                        "a_rate": {"type": "number", "exclusiveMinimum": 0},
                         "b_rate": {"type": "number", "exclusiveMinimum": 0}}}
 SCHEMA: dict[str, Any] = {
     "type": "object",

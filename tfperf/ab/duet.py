@@ -9,8 +9,10 @@ every look. Each worker process also runs at a speed of its own, about 0.5% from
 once a duet has measured `settings.relay` pairs, its workers finish (their checks need their
 last figures) and end, and a fresh duet takes its slot, with the slot's start order; the
 case's verdict then rests on many processes a side, not on the first few. Within a pair the
-two sides' turns run back to back in random order, from a generator seeded by the case's id,
-so the schedule is the same every session. A turn is as many whole rounds as last about
+two sides' turns run back to back. Their order is counterbalanced within each duet: every two
+of its pairs in a row run AB and BA, which one first drawn from the session's seed (kept in its
+file), so that whatever the second turn gains falls on each side equally in every duet, and no
+two sessions replay one sequence. A turn is as many whole rounds as last about
 `turn_s` (the same count on both sides). Each turn has its yardstick burst just before it,
 which rates each of its rounds (MFU), as a measured case's rounds are rated. Each pair keeps
 what the workers' CPUs did during its turns: the ones that wait should be asleep. The verdict
@@ -22,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.ab import verdict
+from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import ABSettings, Verdict
 from tfperf.failures import CaseFailure
 from tfperf.measure import figures
@@ -46,6 +49,22 @@ SIDES = ("A", "B")
 def start_order(duet: int) -> tuple[str, str]:
     """Odd duets start A's worker first, even ones B's."""
     return ("A", "B") if duet % 2 else ("B", "A")
+
+
+def turn_orders(seed: int, case_id: str, duet: int) -> Iterator[tuple[str, str]]:
+    """The order of each of a duet's pairs: AB and BA in every two in a row, which first drawn
+    from the session's seed."""
+    draw = random.Random(f"{seed}/{case_id}/{duet}")
+    while True:
+        block = [("A", "B"), ("B", "A")]
+        draw.shuffle(block)
+        yield from block
+
+
+def as_pairs(pairs: Sequence[Pair]) -> Pairs:
+    """The pairs as the verdict reads them."""
+    return Pairs.of([p.ratio for p in pairs], [p.duet for p in pairs],
+                    [p.order for p in pairs], [(p.a_yardstick, p.b_yardstick) for p in pairs])
 
 
 @dataclass(frozen=True)
@@ -173,9 +192,9 @@ def _start(duet: int, sides: dict[str, Side], env: dict[str, str], timeout_s: fl
 
 def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
         log_dir: Path, case_id: str, cluster_mode: str,
-        around: Callable[[Callable[[], None]], dict[str, Any]]) -> Duel:
+        around: Callable[[Callable[[], None]], dict[str, Any]], seed: int) -> Duel:
     """Measure the case's pairs; `around` runs the measured rounds inside the case's GPU
-    telemetry and returns its summary."""
+    telemetry and returns its summary; `seed` draws the pairs' orders."""
     started = time.monotonic()
     rounds = {name: SideRounds() for name in SIDES}
     # The live duets by slot: (its number, its workers, what ends them). Duet number n holds
@@ -183,10 +202,13 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     live: dict[int, tuple[int, dict[str, Worker | Cluster], contextlib.ExitStack]] = {}
     served: dict[int, int] = {}  # pairs measured, by duet number
 
+    orders: dict[int, Iterator[tuple[str, str]]] = {}
+
     def start(duet: int, stack: contextlib.ExitStack) -> None:
         workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode, stack)
         live[(duet - 1) % settings.duets] = duet, workers, stack
         served[duet] = 0
+        orders[duet] = turn_orders(seed, case_id, duet)
 
     def wait_ready(duet: int) -> None:
         workers = live[(duet - 1) % settings.duets][1]
@@ -209,7 +231,6 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             wait_ready(duet)
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
                      for name in SIDES}
-        schedule = random.Random(case_id)
         pairs: list[Pair] = []
         verdicts: list[Verdict] = []
         relay_s = 0.0
@@ -234,7 +255,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                     if settings.relay and served[live[slot][0]] >= settings.relay:
                         relay(slot)
                     duet, workers, _ = live[slot]
-                    order = schedule.sample(SIDES, 2)
+                    order = next(orders[duet])
                     turn = _turn(rounds, settings.turn_s)
                     for name in SIDES:
                         # The workers take turns for up to MAX pairs: the case's time limit
@@ -268,7 +289,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                                       time.monotonic() - first, turn, yardsticks["A"],
                                       yardsticks["B"], _mean(cores["active"]),
                                       _mean(cores["idle"])))
-                verdicts.append(verdict.judge([p.ratio for p in pairs], settings))
+                verdicts.append(verdict.judge(as_pairs(pairs), settings))
                 if verdicts[-1].decided:
                     return
 

@@ -106,7 +106,7 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
 
     least, most = _number("--perf-ab-pairs", pairs, (defaults.min_pairs, defaults.max_pairs),
                           min_max, lambda v: 6 <= v[0] <= v[1], "MIN:MAX with 6 <= MIN <= MAX")
-    return ABSettings(
+    settings = ABSettings(
         floor=_number("--perf-ab-floor", floor, defaults.floor,
                       lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0 < v < 0.5,
                       "a percentage above 0 and below 50"),
@@ -116,8 +116,15 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         # Even: half the duets start A's worker first, half B's (duet.py).
         duets=_number("--perf-ab-duets", duets, defaults.duets, int,
                       lambda v: 2 <= v <= 16 and v % 2 == 0, "an even number from 2 to 16"),
-        relay=_number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v >= 0,
-                      "a whole number of pairs (0: never)"))
+        relay=_number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v == 0 or v >= 2,
+                      "a whole number of pairs from 2 (0: never)"))
+    # The verdict estimates each duet's own speed from its pairs and the order effect from
+    # their spread within duets (random_effects.py): the first look needs two pairs a duet.
+    if settings.min_pairs < 2 * settings.duets:
+        raise ValueError(f"--perf-ab-pairs: MIN {settings.min_pairs} is less than two pairs for "
+                         f"each of the {settings.duets} duets; give MIN of at least "
+                         f"{2 * settings.duets} or fewer --perf-ab-duets")
+    return settings
 
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:

@@ -15,7 +15,9 @@ import numpy as np
 import pytest_benchmark
 from pytest_benchmark.stats import Stats
 
-from tfperf.ab.verdict import BONFERRONI, SLOWER, UNDECIDED, ABSettings, Verdict, sequential
+from tfperf.ab import random_effects
+from tfperf.ab.random_effects import Pairs
+from tfperf.ab.verdict import BONFERRONI, DUETS, SLOWER, UNDECIDED, ABSettings, Verdict, sequential
 from tfperf.gate.report import SUMMARY_ENV, save, slug
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
@@ -25,12 +27,23 @@ HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs"]
 
 def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
     kept = data["settings"]
+    defaults = ABSettings()
     return ABSettings(floor=kept["floor"] if floor is None else floor, alpha=kept["alpha"],
                       min_pairs=kept["min_pairs"], max_pairs=kept["max_pairs"],
                       # Files kept before --perf-ab-duets had 2, before --perf-ab-relay none,
                       # before the spending rule Bonferroni's looks.
                       duets=kept.get("duets", 2), relay=kept.get("relay", 0),
-                      look_rule=kept.get("look_rule", BONFERRONI))
+                      look_rule=kept.get("look_rule", BONFERRONI),
+                      min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
+                      adjust_yardstick=kept.get("adjust_yardstick", False))
+
+
+def pairs_of(case: dict[str, Any]) -> Pairs:
+    """A kept case's pairs as the verdict reads them."""
+    kept = case["pairs"]
+    return Pairs.of([p["b_rate"] / p["a_rate"] for p in kept], [p["duet"] for p in kept],
+                    [p["order"] for p in kept],
+                    [(p.get("a_yardstick"), p.get("b_yardstick")) for p in kept])
 
 
 def start_order_effect(case: dict[str, Any]) -> float | None:
@@ -42,28 +55,39 @@ def start_order_effect(case: dict[str, Any]) -> float | None:
     return None if a_first is None or b_first is None else b_first / a_first
 
 
+def _fit(case: dict[str, Any]) -> random_effects.Fit | None:
+    """The random-effects model of a case's pairs (None with fewer than 3 duets, or too few
+    pairs to tell a duet's spread from its pairs')."""
+    pairs = pairs_of(case)
+    if len(set(pairs.duets.tolist())) < 3 or len(pairs) < 2 * len(set(pairs.duets.tolist())):
+        return None
+    fit = random_effects.fit(pairs, 0.0, False)
+    return fit if fit.df > 0 else None
+
+
 def duet_offset(case: dict[str, Any]) -> float | None:
     """How far a duet's own B/A lies from the others' beyond what its pairs' spread explains:
-    the SD of the duets' offsets in log B/A, from a one-way analysis of variance over the duets
-    (0 when the duets differ no more than sampling makes them). The interval does not cover
-    these offsets; the relay averages them over more duets. None with fewer than 3 duets of
-    2 pairs or more."""
-    by_duet: dict[int, list[float]] = {}
-    for pair in case["pairs"]:
-        by_duet.setdefault(pair["duet"], []).append(float(np.log(pair["b_rate"] / pair["a_rate"])))
-    groups = [np.asarray(logs) for logs in by_duet.values() if len(logs) >= 2]
-    if len(groups) < 3:
-        return None
-    size = float(np.mean([len(g) for g in groups]))
-    within = float(np.mean([g.var(ddof=1) for g in groups]))
-    between = float(np.var([g.mean() for g in groups], ddof=1))
-    return float(np.sqrt(max(0.0, between - within / size)))
+    the SD of the duets' offsets in log B/A, from the model's analysis of variance over the
+    duets (0 when the duets differ no more than sampling makes them)."""
+    fit = _fit(case)
+    return None if fit is None else fit.duet_sd
+
+
+def second_turn_effect(case: dict[str, Any]) -> float | None:
+    """A side's speed in its pair's second turn over its first (1: no effect)."""
+    fit = _fit(case)
+    return None if fit is None else float(np.exp(fit.order_effect))
+
+
+def yardstick_share(case: dict[str, Any]) -> float | None:
+    """Of the pairs' variance within duets, the share the yardstick explains."""
+    fit = _fit(case)
+    return None if fit is None else fit.yardstick_share
 
 
 def final(case: dict[str, Any], settings: ABSettings) -> Verdict | None:
     """The case's verdict under `settings`, from its kept pairs."""
-    ratios = [p["b_rate"] / p["a_rate"] for p in case["pairs"]]
-    verdicts = sequential(ratios, settings)
+    verdicts = sequential(pairs_of(case), settings) if case["pairs"] else []
     return verdicts[-1] if verdicts else None
 
 
@@ -111,12 +135,19 @@ def describe_sides(data: dict[str, Any]) -> str:
 
 
 def looks_rule(settings: ABSettings) -> str:
-    """How wide each look's interval is, and why."""
+    """How a case is judged, and how wide each look's interval is."""
+    if settings.look_rule == DUETS:
+        return (f"each worker process a unit: duets' Hodges-Lehmann estimates in a "
+                f"random-effects model (a duet's own offset at least "
+                f"{settings.min_duet_sd:.1%} SD), looks at "
+                f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
+                f"spent as the information grows (each case's intervals say their level)")
     levels = ", ".join(f"{c:.1%} at {n}" for n, c in zip(settings.looks(),
                                                           settings.confidences(), strict=True))
     how = "alpha spent in proportion to the pairs" if settings.look_rule != BONFERRONI else \
         "Bonferroni"
-    return f"{levels} pairs ({settings.alpha:.0%} over all looks: {how})"
+    return (f"pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank "
+            f"interval, {levels} pairs ({settings.alpha:.0%} over all looks: {how})")
 
 
 def markdown(data: dict[str, Any], settings: ABSettings) -> str:
@@ -124,8 +155,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
              describe_sides(data), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor. "
-             f"Intervals: Hodges-Lehmann with the Wilcoxon signed-rank interval, "
-             f"{looks_rule(settings)}.", "",
+             f"Intervals: {looks_rule(settings)}.", "",
              "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|"]
     for case in data["cases"]:
         cells = _row(case, settings)
@@ -185,6 +215,33 @@ def benchmark_json(data: dict[str, Any], name: str) -> dict[str, Any]:
             "version": pytest_benchmark.__version__}
 
 
+def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
+    """What the session says of its own method: the duets' offsets, the second turn, the
+    yardstick, medians over its cases."""
+    judged = [c for c in data["cases"] if _fit(c) is not None]
+    if not judged:
+        return []
+    offsets = [fit.duet_sd for fit in map(_fit, judged) if fit is not None]
+
+    def second_turn(case: dict[str, Any]) -> float:
+        return second_turn_effect(case) or 1.0
+
+    duets = np.median([len({p["duet"] for p in c["pairs"]}) for c in judged])
+    covered = "covered by the interval" if settings.look_rule == DUETS else \
+        "averaged in the estimate, not covered by the interval (pairs judged as independent)"
+    lines = [f"each duet's own speed: B/A spread {np.median(offsets):.1%} between duets beyond "
+             f"sampling, median over cases; {duets:.0f} duets a case (median), {covered}",
+             f"second turn: a side ran {np.median(list(map(second_turn, judged))) - 1:+.2%} "
+             "faster in its pair's second turn than in its first, median over cases "
+             "(counterbalanced within each duet, so it moves no estimate)"]
+    shares = [s for s in map(yardstick_share, judged) if s is not None]
+    if shares:
+        used = "used" if settings.adjust_yardstick else "not used"
+        lines.append(f"yardstick: would explain {np.median(shares):.1%} of the pairs' variance "
+                     f"within duets, median over cases ({used} as a covariate)")
+    return lines
+
+
 def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]:
     """Write ab.md, A.json, B.json and plots/<case>.png under `folder`; append the summary to
     the step summary in GitHub Actions. Returns lines for the terminal."""
@@ -208,13 +265,7 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
         effect = np.median(spread)
         lines.append(f"start order: B/A with B started first over B/A with A started first, "
                      f"median over cases {effect:.3f} (cancelled by alternating the duets)")
-    offsets = [o for o in map(duet_offset, data["cases"]) if o is not None]
-    if offsets:
-        duets = np.median([len({p["duet"] for p in c["pairs"]}) for c in data["cases"]
-                           if c["pairs"]])
-        lines.append(f"each duet's own speed: B/A spread {np.median(offsets):.1%} between duets "
-                     f"beyond sampling, median over cases; {duets:.0f} duets a case (median), "
-                     "averaged in the estimate, not in the interval")
+    lines.extend(method_lines(data, settings))
     busy = {role: [p[f"{role}_cores"] for c in data["cases"] for p in c["pairs"]
                    if p.get(f"{role}_cores") is not None] for role in ("active", "idle")}
     if busy["idle"] and busy["active"]:

@@ -1,32 +1,30 @@
 """The A/B verdict of one case: is side B slower or faster than side A, the same, or not known yet?
 
-The data are per-pair ratios, B's examples/s over A's, of rounds run back to back in random
-order. The estimate is the Hodges-Lehmann median of the log ratios (the median of all pairwise
-means, the Walsh averages), the interval the Wilcoxon signed-rank interval around it. Why this
-method rather than a bootstrap of the median:
-- Randomising the order within each pair makes the two sides exchangeable when they do not
-  differ, so the log ratios are then symmetric about zero: the one assumption the signed-rank
-  interval needs. No distribution is assumed beyond it.
-- It keeps about 95% of the mean's efficiency under normal noise (the median: 64%), so the same
-  resolution needs fewer pairs, while a few pairs hit by a neighbour's burst barely move it.
-- It is exact arithmetic on the data: the same pairs always give the same interval (a
-  bootstrap's interval moves with its resampling, and is too narrow for the median at n < 30).
-The critical value comes from the signed-rank statistic's exact distribution (its normal
-approximation, beyond 200 pairs).
+The data are per-pair ratios, B's examples/s over A's, of turns run back to back, in an order
+counterbalanced within each duet. Two ways to judge them, named in each session file:
+
+- `duets` (the default since issue 33): the worker process is the unit of replication. A
+  one-way random-effects model over the duets (random_effects.py) gives B/A and its standard
+  error, which covers each process's own speed: the pairs of one duet share their processes'
+  offsets, so they are not independent, and an interval that treats them so is too narrow
+  exactly on the close calls (docs/ab.md has the simulation). Each look's interval is
+  centre +- c_k SE, c_k from the spending bounds below turned into Student's t on the
+  within-duet degrees of freedom.
+- `spending` and `bonferroni` (sessions kept before it): the Hodges-Lehmann estimate of all
+  pairs pooled, with the exact Wilcoxon signed-rank interval (signed_rank.py), as if every
+  pair were independent. Kept sessions are judged again by the rule they ran under.
 
 Repeated looks. The pairs are judged at fixed looks (`min_pairs`, then each time the pairs
 double, and `max_pairs`) and measuring stops at the first decided verdict. A wrong decided
 verdict needs an interval that misses the true ratio at some look, so the intervals are
 repeated confidence intervals (Jennison and Turnbull): together they hold the true ratio at
-every look with probability 1 - alpha, and the chance of any wrong verdict in a case is at
-most alpha however early it stops. Their widths come from an alpha-spending function (Lan and
-DeMets; the power family of Kim and DeMets with rho = 1): by the look at n of MAX pairs,
-alpha n / MAX has been spent. The looks' statistics are correlated (each holds the pairs of the
-last), so the critical values come from their joint normal law, not from Bonferroni's alpha/K
-at each look, which ignores it. Spending in proportion to the pairs keeps the last look, where
-the closest calls are made, narrow (z 2.15 at 16:256, against Bonferroni's 2.58), for a
-wider first one (2.96), where only large changes are decided anyway. Sessions kept before
-this rule name none and are judged again by Bonferroni, as they were run.
+every look with probability 1 - alpha, however early it stops. Each look's width comes from an
+alpha-spending function (Lan and DeMets; power family, rho = 1): alpha t has been spent by the
+look at information fraction t (spending.py). Under `duets` the information of a look is
+1 / Var(B/A) of its design (its pairs and its duets, from the relay's schedule), estimated
+with the spreads seen so far: it does not grow as the pairs while the same few duets run,
+since their offsets do not shrink. Under `spending` the fraction is the pairs' (n / MAX);
+under `bonferroni` each of K looks gets alpha / K.
 
 Pure functions: no files, no processes.
 """
@@ -40,14 +38,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import multivariate_normal, norm
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+from tfperf.ab import random_effects, signed_rank, spending
+from tfperf.ab.random_effects import Fit, Pairs
 
 SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
-# How the looks share alpha: spent in proportion to the pairs, or alpha/K at each of K looks
-# (sessions kept before the spending rule).
-SPENDING, BONFERRONI = "spending", "bonferroni"
-LOOK_RULES = (SPENDING, BONFERRONI)
+# How a case is judged (the module's docstring): duets as units, or (sessions kept before)
+# independent pairs with alpha spent by the pairs, or alpha / K at each of K looks.
+DUETS, SPENDING, BONFERRONI = "duets", "spending", "bonferroni"
+LOOK_RULES = (DUETS, SPENDING, BONFERRONI)
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,15 @@ class ABSettings:
     turn_s: float = 0.2
     steps_per_round: int = 2
 
-    # How the looks share alpha (LOOK_RULES): see the module's docstring.
-    look_rule: str = SPENDING
+    # How a case is judged (LOOK_RULES): see the module's docstring.
+    look_rule: str = DUETS
+    # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
+    # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
+    # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.
+    min_duet_sd: float = 0.005
+    # The yardstick as a covariate (random_effects.py). Off: on real sessions it removed too
+    # little of the pairs' variance to pay for itself (docs/ab.md); the share is reported.
+    adjust_yardstick: bool = False
 
     def looks(self) -> list[int]:
         """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens the intervals of the others, and
@@ -87,18 +95,44 @@ class ABSettings:
             looks.append(looks[-1] * 2)
         return looks if looks[-1] == self.max_pairs else [*looks, self.max_pairs]
 
-    def confidences(self) -> list[float]:
-        """Each look's interval's confidence, in the order of the looks."""
+    def look_index(self, pairs: int) -> int:
+        """The last look `pairs` reach (the first, below it)."""
+        return max(0, sum(look <= pairs for look in self.looks()) - 1)
+
+    def duet_numbers(self, pairs: int) -> np.ndarray:
+        """The duet of each of the first `pairs` pairs, as duet.py schedules them: pairs go
+        round the slots, and a slot's duet is relayed by a fresh one every `relay` pairs."""
+        index = np.arange(pairs)
+        slot, served = index % self.duets, index // self.duets
+        return slot + 1 + (self.duets * (served // self.relay) if self.relay else 0)
+
+    def confidences(self, fit: Fit | None = None) -> list[float]:
+        """Each look's confidence, in the order of the looks (under `duets`, for the spreads
+        of `fit`; without one, as if every pair were independent)."""
+        return [1 - 2 * float(norm.sf(z)) for z in self.bounds(fit)]
+
+    def bounds(self, fit: Fit | None = None) -> tuple[float, ...]:
         looks = self.looks()
         if self.look_rule == BONFERRONI:
-            return [1 - self.alpha / len(looks)] * len(looks)
-        return [1 - 2 * float(norm.sf(z)) for z in _spending_bounds(tuple(looks), self.alpha)]
+            return (float(norm.isf(self.alpha / len(looks) / 2)),) * len(looks)
+        if self.look_rule == SPENDING or fit is None:
+            return spending.bounds(tuple(n / looks[-1] for n in looks), self.alpha)
+        information = [1 / fit.variance(duets, inverse) for duets, inverse in self.designs()]
+        return spending.bounds(spending.fractions(information), self.alpha)
 
-    def confidence_at(self, pairs: int) -> float:
-        """The confidence of the interval judged at `pairs`: that of the last look it reaches
-        (the first look's below it)."""
-        reached = sum(look <= pairs for look in self.looks())
-        return self.confidences()[max(0, reached - 1)]
+    @functools.cache  # noqa: B019 (frozen settings: a handful of instances per session)
+    def designs(self) -> list[tuple[int, float]]:
+        """Each look's duets, and the mean over them of 1 / their pairs."""
+        found = []
+        for look in self.looks():
+            sizes = np.bincount(self.duet_numbers(look))[1:]
+            sizes = sizes[sizes > 0]
+            found.append((len(sizes), float(np.mean(1 / sizes))))
+        return found
+
+    def confidence_at(self, pairs: int, fit: Fit | None = None) -> float:
+        """The confidence of the interval judged at `pairs`."""
+        return self.confidences(fit)[self.look_index(pairs)]
 
 
 @dataclass(frozen=True)
@@ -111,6 +145,14 @@ class Verdict:
     confidence: float
     floor: float
     more_pairs: int | None = None  # undecided: about how many more pairs would decide it
+    # Under `duets`: what the interval rests on.
+    duets: int | None = None
+    pair_sd: float | None = None  # a pair's own noise (log B/A)
+    duet_sd: float | None = None  # a duet's own offset, as estimated (log B/A)
+    duet_share: float | None = None  # of the estimate's variance, the duets' offsets
+    second_turn: float | None = None  # a side's speed in the second turn over the first
+    yardstick_share: float | None = None  # of the pairs' variance the yardstick explains
+    more_duets: int | None = None  # undecided: the fresh duets those pairs are
 
     @property
     def decided(self) -> bool:
@@ -123,110 +165,111 @@ class Verdict:
         return (f"B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}] "
                 f"({self.confidence:.1%} interval, {self.pairs} pairs; floor {self.floor:.1%})")
 
+    def kept_open_by(self) -> str:
+        """What makes the interval as wide as it is."""
+        if self.duet_share is None or self.pair_sd is None or self.duet_sd is None:
+            return "the pairs' spread"
+        parts = [f"per-pair noise (SD {self.pair_sd:.1%} a pair, "
+                 f"{1 - self.duet_share:.0%} of the variance)",
+                 f"the duets' own speeds (SD {self.duet_sd:.1%} a duet over {self.duets} duets, "
+                 f"{self.duet_share:.0%})"]
+        if self.second_turn is not None and abs(self.second_turn - 1) > 0.005:
+            parts.append(f"a second-turn effect of {self.second_turn - 1:+.1%} (counterbalanced, "
+                         f"so it moves no estimate)")
+        return ", ".join(parts)
+
     def describe(self) -> str:
         said = self.figures()
-        if self.status == UNDECIDED:
-            more = f"about {self.more_pairs} more pairs" if self.more_pairs else \
-                "more pairs than can be estimated (the ratio sits on the floor)"
-            return f"undecided: {said}; it would need {more}"
-        return f"{self.status}: {said}"
+        if self.status != UNDECIDED:
+            return f"{self.status}: {said}"
+        if not self.more_pairs:
+            more = "more pairs than can be estimated (the ratio sits on the floor)"
+        elif self.more_duets:
+            more = f"about {self.more_pairs} more pairs ({self.more_duets} more duets)"
+        else:
+            more = f"about {self.more_pairs} more pairs"
+        return f"undecided: {said}; kept open by {self.kept_open_by()}; it would need {more}"
 
 
-def _inside(bounds: Sequence[float], correlation: np.ndarray) -> float:
-    """P(|Z_k| < bounds[k] at every look k) for standard normal Z of this correlation."""
-    limits = np.asarray(bounds)
-    # A fixed seed: scipy integrates by quasi-Monte Carlo, and the same looks must always
-    # give the same intervals.
-    law = multivariate_normal(np.zeros(len(limits)), correlation, seed=0)
-    return float(law.cdf(limits, lower_limit=-limits))
+def _status(low: float, high: float, floor: float) -> str:
+    if high < 1 - floor:
+        return SLOWER
+    if low > 1 + floor:
+        return FASTER
+    if low >= 1 - floor and high <= 1 + floor:
+        return SAME
+    return UNDECIDED
 
 
-@functools.cache
-def _spending_bounds(looks: tuple[int, ...], alpha: float) -> tuple[float, ...]:
-    """The critical z of each look such that, with no change, the looks' statistics (each
-    pair count's standardised sum; correlated as sqrt(n_i / n_j), a Brownian motion's) first
-    cross them by look k with probability alpha n_k / MAX."""
-    n = np.asarray(looks, dtype=float)
-    correlation = np.sqrt(np.minimum.outer(n, n) / np.maximum.outer(n, n))
-    bounds: list[float] = []
-    for k, pairs in enumerate(n):
-        kept = 1 - alpha * pairs / n[-1]
-        bounds.append(float(brentq(
-            lambda z, k=k, kept=kept: _inside([*bounds, z], correlation[:k + 1, :k + 1]) - kept,
-            0.5, 10.0, xtol=1e-6)))
-    return tuple(bounds)
+def _room(centre: float, floor: float) -> float:
+    """How far the estimate (log) lies from the nearer edge of the floor."""
+    return min(abs(centre - math.log(1 - floor)), abs(centre - math.log(1 + floor)))
 
 
-@functools.cache
-def _signed_rank_cdf(n: int) -> np.ndarray:
-    """P(T <= t) for t = 0..n(n+1)/2, T the signed-rank statistic of n pairs under the null."""
-    top = n * (n + 1) // 2
-    counts = np.zeros(top + 1)
-    counts[0] = 1.0
-    for rank in range(1, n + 1):  # each rank is in the sum or not
-        counts[rank:] = counts[rank:] + counts[:top + 1 - rank].copy()
-    cdf: np.ndarray = np.cumsum(counts) / counts.sum()
-    return cdf
-
-
-def _excluded(n: int, tail: float) -> int:
-    """How many Walsh averages lie outside the interval on each side: the largest k with
-    P(T <= k - 1) <= tail."""
-    if n <= 200:
-        return int((_signed_rank_cdf(n) <= tail).sum())
-    mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
-    return max(0, math.floor(mean - float(norm.ppf(1 - tail)) * sd))
-
-
-def hodges_lehmann(log_ratios: Sequence[float], confidence: float) -> tuple[float, float, float]:
-    """The estimate and the interval of the log ratios' centre."""
-    x = np.asarray(log_ratios, dtype=float)
-    n = len(x)
-    if n < 2:
-        raise ValueError(f"{n} pair(s): an interval needs at least 2")
-    i, j = np.triu_indices(n)
-    walsh = np.sort((x[i] + x[j]) / 2)
-    k = _excluded(n, (1 - confidence) / 2)
-    return float(np.median(walsh)), float(walsh[k]), float(walsh[len(walsh) - 1 - k])
-
-
-def _more_pairs(n: int, centre: float, half_width: float, floor: float) -> int | None:
-    """Intervals narrow as one over the square root of the pairs: how many would keep the
-    interval off both edges of the floor."""
-    edges = (math.log(1 - floor), math.log(1 + floor))
-    room = min(abs(centre - edge) for edge in edges)
-    if room < 1e-4:
-        return None
-    return max(1, math.ceil(n * (half_width / room) ** 2) - n)
-
-
-def judge(ratios: Sequence[float], settings: ABSettings) -> Verdict:
-    """The verdict of per-pair ratios (B over A) at the look of their number."""
+def _independent(ratios: Sequence[float], settings: ABSettings) -> Verdict:
     confidence = settings.confidence_at(len(ratios))
-    centre, low, high = hodges_lehmann([math.log(r) for r in ratios], confidence)
-    ratio, lo, hi = math.exp(centre), math.exp(low), math.exp(high)
-    floor = settings.floor
-    if hi < 1 - floor:
-        status = SLOWER
-    elif lo > 1 + floor:
-        status = FASTER
-    elif lo >= 1 - floor and hi <= 1 + floor:
-        status = SAME
-    else:
-        status = UNDECIDED
-    more = _more_pairs(len(ratios), centre, (high - low) / 2, floor) \
-        if status == UNDECIDED else None
-    return Verdict(status, ratio, lo, hi, len(ratios), confidence, floor, more)
+    centre, low, high = signed_rank.hodges_lehmann([math.log(r) for r in ratios], confidence)
+    lo, hi = math.exp(low), math.exp(high)
+    status = _status(lo, hi, settings.floor)
+    more = None
+    room = _room(centre, settings.floor)
+    if status == UNDECIDED and room >= 1e-4:
+        # Intervals narrow as one over the square root of the pairs.
+        n = len(ratios)
+        more = max(1, math.ceil(n * ((high - low) / 2 / room) ** 2) - n)
+    return Verdict(status, math.exp(centre), lo, hi, len(ratios), confidence, settings.floor,
+                   more)
 
 
-def sequential(ratios: Sequence[float], settings: ABSettings) -> list[Verdict]:
-    """The verdicts at each look the ratios reach, up to the first decided one: the session's
+def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
+    fit = random_effects.fit(pairs, settings.min_duet_sd, settings.adjust_yardstick)
+    if fit.df <= 0:
+        raise ValueError(f"{len(pairs)} pairs on {fit.duets} duets: judging by duets needs "
+                         "more pairs than duets, and two for the order effect")
+    n, floor = len(pairs), settings.floor
+    z = settings.bounds(fit)[settings.look_index(n)]
+    # The bound's tail on Student's t: the within-duet spread is itself estimated.
+    tail = float(norm.sf(z))
+    critical = float(student_t.isf(tail, fit.effective_df))
+    half = critical * fit.se
+    lo, hi = math.exp(fit.centre - half), math.exp(fit.centre + half)
+    status = _status(lo, hi, floor)
+    more = more_duets = None
+    room = _room(fit.centre, floor)
+    if status == UNDECIDED and room >= 1e-4:
+        # Fresh duets of the relay's size, until the variance allows the room.
+        size = settings.relay or max(1, n // fit.duets)
+        per_duet = fit.variance(1, 1 / size)
+        needed = per_duet / (room / critical) ** 2
+        more_duets = max(1, math.ceil(needed - fit.duets))
+        more = more_duets * size
+    return Verdict(status, math.exp(fit.centre), lo, hi, n, 1 - 2 * tail, floor, more,
+                   fit.duets, fit.within_sd, fit.duet_sd, fit.shares()["duets"],
+                   math.exp(fit.order_effect), fit.yardstick_share, more_duets)
+
+
+def judge(pairs: Pairs, settings: ABSettings) -> Verdict:
+    """The verdict of a case's pairs at the look of their number, by the settings' rule."""
+    if settings.look_rule == DUETS:
+        return _by_duets(pairs, settings)
+    return _independent(list(np.exp(pairs.log_ratios)), settings)
+
+
+def sequential(pairs: Pairs, settings: ABSettings) -> list[Verdict]:
+    """The verdicts at each look the pairs reach, up to the first decided one: the session's
     own stopping rule, replayed (the standalone command judges kept pairs again this way)."""
     verdicts: list[Verdict] = []
     for look in settings.looks():
-        if look > len(ratios):
+        if look > len(pairs):
             break
-        verdicts.append(judge(ratios[:look], settings))
+        verdicts.append(judge(pairs.head(look), settings))
         if verdicts[-1].decided:
             break
     return verdicts
+
+
+def independent_pairs(ratios: Sequence[float]) -> Pairs:
+    """Ratios alone, as pairs of one duet in alternating order (tests, and simulations of the
+    rules that treat pairs as independent)."""
+    n = len(ratios)
+    return Pairs.of(ratios, [1] * n, ["AB" if i % 2 == 0 else "BA" for i in range(n)])

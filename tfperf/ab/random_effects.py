@@ -1,0 +1,158 @@
+"""B/A of one case with the worker process as a unit: a one-way random-effects model.
+
+Each pair's log B/A is y = mu + u_duet + gamma s + e. `u_duet` is the duet's own offset: each
+worker process runs at a speed of its own for its whole life (docs/ab.md measured 0.5-0.9% SD
+per duet), so the pairs of one duet share it and more pairs of the same duet never average it
+out. `s` is +1 where B's turn ran second in its pair and -1 where it ran first, and gamma what
+running second does (counterbalanced within each duet, so it cancels in mu; estimated, so it
+leaves the noise). `e` is the pair's own noise, symmetric about 0.
+
+- Each duet's centre is the Hodges-Lehmann estimate of its pairs (a pair hit by a neighbour's
+  burst barely moves it), mu the mean of the duets' centres: every duet weighs the same.
+- Var(mu) = sigma_d^2 / D + (pi / 3) sigma_e^2 mean(1 / m_d) / D for D duets of m_d pairs:
+  pi / 3 is the Hodges-Lehmann estimate's variance over the mean's under normal noise (under
+  heavier tails it is less, so the interval errs wide). sigma_e^2 comes from the pairs' spread
+  within duets (many degrees of freedom); sigma_d^2 from the duets' centres' spread beyond it
+  (an analysis of variance, few degrees of freedom), and never below `min_duet_sd`: a few duets
+  that happen to agree must not make the interval pretend processes are alike. Which design and
+  floor were chosen, and what the others did, is in docs/ab.md (benchmarks/ab_verdict_sim.py).
+- The yardstick: each pair's two turns' bursts say how fast the machine was for each side.
+  Their log ratio x can take part as a covariate (CUPED: y - theta (x - mean x), theta fitted
+  within duets, not fixed at 1); the share of the within-duet variance it explains is
+  reported either way.
+
+Pure functions of the pairs: no files, no processes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfperf.ab import signed_rank
+
+# The Hodges-Lehmann estimate's variance over the mean's, under normal noise.
+HL_VARIANCE = math.pi / 3
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """A case's pairs as the verdict sees them, in the order they ran."""
+
+    log_ratios: np.ndarray  # log(B/A) per pair
+    duets: np.ndarray  # the duet each pair ran on
+    b_second: np.ndarray  # +1 where B's turn ran second (order "AB"), -1 where first
+    yardstick: np.ndarray | None = None  # log(B's yardstick / A's), where every pair has both
+
+    @classmethod
+    def of(cls, ratios: Sequence[float], duets: Sequence[int], orders: Sequence[str],
+           yardsticks: Sequence[tuple[float | None, float | None]] | None = None) -> Pairs:
+        x = None
+        if yardsticks and all(a and b for a, b in yardsticks):
+            x = np.log([b / a for a, b in yardsticks])  # type: ignore[operator]
+        return cls(np.log(np.asarray(ratios, dtype=float)), np.asarray(duets),
+                   np.where(np.asarray(orders) == "AB", 1.0, -1.0), x)
+
+    def head(self, n: int) -> Pairs:
+        return Pairs(self.log_ratios[:n], self.duets[:n], self.b_second[:n],
+                     None if self.yardstick is None else self.yardstick[:n])
+
+    def __len__(self) -> int:
+        return len(self.log_ratios)
+
+
+@dataclass(frozen=True)
+class Fit:
+    centre: float  # log B/A
+    within_sd: float  # a pair's own noise, within its duet (after order and yardstick)
+    duet_sd: float  # a duet's own offset: the analysis of variance's estimate, at least 0
+    duet_sd_used: float  # what the interval assumes: at least the floor for it
+    order_effect: float  # gamma, log: what running second does to a side's speed
+    duets: int
+    mean_inverse_size: float  # mean over duets of 1 / its pairs
+    df: int  # of the within-duet spread
+    yardstick_slope: float | None = None  # theta, where the yardstick took part
+    yardstick_share: float | None = None  # of the within-duet variance the yardstick explains
+
+    def variance(self, duets: int | None = None, mean_inverse_size: float | None = None
+                 ) -> float:
+        """Var(mu) with this fit's spreads, for its own duets or for another design."""
+        d = self.duets if duets is None else duets
+        inverse = self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size
+        return (self.duet_sd_used ** 2 + HL_VARIANCE * self.within_sd ** 2 * inverse) / d
+
+    @property
+    def se(self) -> float:
+        return math.sqrt(self.variance())
+
+    @property
+    def effective_df(self) -> float:
+        """Degrees of freedom of Var(mu)'s estimate. Where the duets' offsets are estimated
+        above the floor, Var(mu) is the duets' centres' own spread over D, exactly: D - 1 of
+        them. Where the floor holds, its part is fixed and only the pairs' noise is estimated
+        (Welch-Satterthwaite, from `df`)."""
+        if self.duet_sd > self.duet_sd_used - 1e-15 and self.duets > 1:
+            return float(self.duets - 1)
+        within = HL_VARIANCE * self.within_sd ** 2 * self.mean_inverse_size / self.duets
+        return self.variance() ** 2 / (within ** 2 / self.df) if within > 0 else math.inf
+
+    def shares(self) -> dict[str, float]:
+        """Of Var(mu): the pairs' own noise, the duets' offsets."""
+        whole = self.variance()
+        duet = self.duet_sd_used ** 2 / self.duets / whole
+        return {"pairs": 1 - duet, "duets": duet}
+
+
+def _within(columns: list[np.ndarray], y: np.ndarray, duets: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares of y on the columns within duets (each centred on its duet's mean): the
+    coefficients, and y's residuals about its duet's mean after them."""
+    _, index, counts = np.unique(duets, return_inverse=True, return_counts=True)
+
+    def centred(v: np.ndarray) -> np.ndarray:
+        return v - (np.bincount(index, weights=v) / counts)[index]
+
+    yc = centred(y)
+    if not columns:
+        return np.zeros(0), yc
+    xc = np.column_stack([centred(c) for c in columns])
+    usable = np.abs(xc).sum(axis=0) > 1e-12
+    coef = np.zeros(len(columns))
+    if usable.any():
+        coef[usable] = np.linalg.lstsq(xc[:, usable], yc, rcond=None)[0]
+    return coef, yc - xc @ coef
+
+
+def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
+    y, duets = pairs.log_ratios, pairs.duets
+    names = np.unique(duets)
+    columns = [pairs.b_second]
+    use_yardstick = adjust_yardstick and pairs.yardstick is not None
+    if use_yardstick:
+        assert pairs.yardstick is not None
+        columns.append(pairs.yardstick)
+    coef, residuals = _within(columns, y, duets)
+    gamma = float(coef[0])
+    adjusted = y - gamma * pairs.b_second
+    slope = share = None
+    if pairs.yardstick is not None:
+        # What the yardstick would explain, whether or not it takes part.
+        with_x, with_x_residuals = _within([pairs.b_second, pairs.yardstick], y, duets)
+        without = float((_within([pairs.b_second], y, duets)[1] ** 2).sum())
+        slope = float(with_x[1])
+        share = 1 - float((with_x_residuals ** 2).sum()) / without if without > 0 else 0.0
+        if use_yardstick:
+            adjusted = adjusted - slope * (pairs.yardstick - pairs.yardstick.mean())
+    df = len(y) - len(names) - int(np.count_nonzero(coef))
+    within_sd = math.sqrt(float((residuals ** 2).sum()) / df) if df > 0 else math.inf
+    centres = np.array([signed_rank.centre(adjusted[duets == d]) for d in names])
+    sizes = np.array([(duets == d).sum() for d in names])
+    inverse = float(np.mean(1 / sizes))
+    between = float(centres.var(ddof=1)) if len(names) > 1 else 0.0
+    duet_sd = math.sqrt(max(0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)) \
+        if math.isfinite(within_sd) else math.inf
+    return Fit(float(centres.mean()), within_sd, duet_sd, max(duet_sd, min_duet_sd), gamma,
+               len(names), inverse, df, slope, share)

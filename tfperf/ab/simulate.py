@@ -1,0 +1,70 @@
+"""Simulated A/B cases, judged by the verdict code itself: how often is it wrong?
+
+A session's pairs are drawn as the model in random_effects.py says they behave, on the duet
+schedule and turn orders of duet.py: log B/A = log(true ratio) + the duet's own offset (normal,
+`duet_sd`) + what the second turn does (`second_turn`, to whichever side ran second) + the
+pair's own noise (`pair_sd`, normal or Student's t with 5 degrees of freedom). The verdict
+replays the session's stopping rule (verdict.sequential). The self-tests hold the shipped
+defaults to their error targets with it, and benchmarks/ab_verdict_sim.py compares rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfperf.ab import verdict
+from tfperf.ab.random_effects import Pairs
+from tfperf.ab.verdict import ABSettings, Verdict
+
+
+@dataclass(frozen=True)
+class Conditions:
+    ratio: float  # the true B/A
+    pair_sd: float  # a pair's own noise, log B/A
+    duet_sd: float  # a duet's own offset, log B/A
+    second_turn: float = 0.0  # log: what running second adds to a side's speed
+    heavy_tails: bool = False  # pairs' noise Student's t (5 df) instead of normal
+
+
+def orders(settings: ABSettings, seed: int) -> np.ndarray:
+    """+1 where B's turn ran second, as duet.py draws them: each duet's pairs in blocks of
+    AB and BA, which first at random."""
+    duets = settings.duet_numbers(settings.max_pairs)
+    draw = np.random.default_rng(seed)
+    b_second = np.empty(len(duets))
+    for duet in np.unique(duets):
+        mine = np.flatnonzero(duets == duet)
+        blocks = -(-len(mine) // 2)
+        first = draw.choice([1.0, -1.0], size=blocks)
+        b_second[mine] = np.column_stack([first, -first]).ravel()[:len(mine)]
+    return b_second
+
+
+def session(conditions: Conditions, settings: ABSettings, draw: np.random.Generator) -> Pairs:
+    """One case's pairs, up to the settings' last look."""
+    duets = settings.duet_numbers(settings.max_pairs)
+    n = len(duets)
+    offsets = draw.normal(0.0, conditions.duet_sd, duets.max() + 1)
+    # Unit variance either way.
+    noise = draw.standard_t(5, n) * math.sqrt(3 / 5) if conditions.heavy_tails \
+        else draw.standard_normal(n)
+    b_second = orders(settings, int(draw.integers(2**32)))
+    log_ratios = (math.log(conditions.ratio) + offsets[duets] + conditions.second_turn * b_second
+                  + conditions.pair_sd * noise)
+    return Pairs(log_ratios, duets, b_second)
+
+
+def verdicts(conditions: Conditions, settings: ABSettings, sessions: int, seed: int
+             ) -> list[Verdict]:
+    """Each session's final verdict."""
+    draw = np.random.default_rng(seed)
+    return [verdict.sequential(session(conditions, settings, draw), settings)[-1]
+            for _ in range(sessions)]
+
+
+def counts(found: list[Verdict]) -> Counter[str]:
+    return Counter(v.status for v in found)

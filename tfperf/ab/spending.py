@@ -1,0 +1,82 @@
+"""Critical values of repeated looks that spend alpha as the information grows.
+
+A case's estimate is judged at several looks and stops at the first decided verdict. The
+looks' standardised statistics behave as a Brownian motion seen at its information fractions
+t_1 < ... < t_K = 1 (each look holds the data of the one before; their correlation is
+sqrt(t_i / t_j)). The bound of look k is set so that, with no change, the statistics have first
+crossed the bounds by look k with probability alpha t_k: the power family of Kim and DeMets
+with rho = 1, an alpha-spending function (Lan and DeMets, 1983).
+
+The crossing probabilities come from the recursive numerical integration of Armitage,
+McPherson and Rowe (Jennison and Turnbull, 2000, chapter 19): the density of the sum that has
+not crossed yet is carried from look to look on a grid. Deterministic and fast (milliseconds),
+so a kept session judged again gets the same bounds, and a simulation of thousands of sessions
+can afford them; a multivariate normal integral by quasi-Monte Carlo took seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+_POINTS = 401  # grid points over the region not crossed: bounds agree with 801 to 1e-4
+
+
+def _trapezoid(edge: float) -> tuple[np.ndarray, np.ndarray]:
+    x = np.linspace(-edge, edge, _POINTS)
+    weights = np.full(_POINTS, x[1] - x[0])
+    weights[[0, -1]] /= 2
+    return x, weights
+
+
+@functools.cache
+def bounds(fractions: tuple[float, ...], alpha: float,
+           spent: tuple[float, ...] | None = None) -> tuple[float, ...]:
+    """The critical z of each look, for strictly increasing information fractions ending at 1.
+    Two-sided: the statistic crosses when |Z_k| reaches the bound. Alpha is spent by the
+    information, or by `spent` (another time scale of the looks, such as their pairs)."""
+    t = np.asarray(fractions, dtype=float)
+    pace = t if spent is None else np.asarray(spent, dtype=float)
+    if len(t) == 0 or not np.all(np.diff(t) > 0) or not np.isclose(t[-1], 1.0) or t[0] <= 0:
+        raise ValueError(f"information fractions must rise strictly to 1: {fractions}")
+    found: list[float] = []
+    x = weights = density = np.zeros(0)
+    for k, now in enumerate(t):
+        before = t[k - 1] if k else 0.0
+        step = float(np.sqrt(now - before))
+        mass = weights * density
+
+        def crossing(z: float, x: np.ndarray = x, mass: np.ndarray = mass, step: float = step,
+                     now: float = now, first: bool = k == 0) -> float:
+            """P(not crossed before this look, crossed at it)."""
+            if first:
+                return float(2 * norm.sf(z))
+            edge = z * np.sqrt(now)
+            beyond = norm.sf((edge - x) / step) + norm.cdf((-edge - x) / step)
+            return float(mass @ beyond)
+
+        spend = alpha * (pace[k] - (pace[k - 1] if k else 0.0))
+        z = float(brentq(lambda z, spend=spend: crossing(z) - spend, 0.05, 12.0, xtol=1e-8))
+        found.append(z)
+        new_x, new_weights = _trapezoid(z * float(np.sqrt(now)))
+        if k == 0:
+            density = norm.pdf(new_x, scale=np.sqrt(now))
+        else:
+            density = mass @ norm.pdf(new_x[None, :] - x[:, None], scale=step)
+        x, weights = new_x, new_weights
+    return tuple(found)
+
+
+def fractions(information: list[float]) -> tuple[float, ...]:
+    """Information at each look as fractions of the last, to the nearest 1% (the information
+    is itself estimated; so the bounds of nearby sessions are computed once), kept strictly
+    increasing."""
+    last = information[-1]
+    steps: list[int] = []
+    for value in information:
+        share = round(100 * value / last)
+        steps.append(max(share, steps[-1] + 1) if steps else max(share, 1))
+    return tuple(step / steps[-1] for step in steps)

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from tfperf.ab import report
+from tfperf.ab.verdict import DUETS, ABSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
@@ -95,6 +97,20 @@ def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:
 Outcomes = dict[tuple[float, str, str], list[dict[str, Any]]]
 
 
+def yardstick_narrowing(case: dict[str, Any], settings: ABSettings) -> float | None:
+    """The width of the case's last interval with the yardstick as a covariate, over its width
+    without (below 1: the adjustment pays), on the same pairs."""
+    if not case["pairs"] or settings.look_rule != DUETS:
+        return None
+    widths = []
+    for adjust in (True, False):
+        found = report.final(case, replace(settings, adjust_yardstick=adjust))
+        if found is None:
+            return None
+        widths.append(math.log(found.high / found.low))
+    return widths[0] / widths[1] if widths[1] > 0 else None
+
+
 def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """One case of a session file, as this benchmark counts it."""
     settings = report.settings_of(data)
@@ -109,6 +125,7 @@ def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             "duet_offset": report.duet_offset(case),
             "second_turn": report.second_turn_effect(case),
             "yardstick_share": report.yardstick_share(case),
+            "yardstick_narrowing": yardstick_narrowing(case, settings),
             "order_effect": case["order_effect"],
             "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
                           "examples_per_sec": case["sides"].get(n, {}).get("examples_per_sec")}
@@ -147,7 +164,8 @@ def summary(outcomes: Outcomes) -> list[str]:
              "SD^2 x s;  cores busy: idle workers, active one  |  B-first duets - A-first duets in "
              "log B/A: "
              "mean, SD, SD from sampling alone  |  a duet's own offset (SD of log B/A)  |  "
-             "second turn over first  |  variance the yardstick explains"]
+             "second turn over first  |  variance the yardstick explains, interval width with "
+             "it over without"]
     for (level, arm, case_id), rows in sorted(outcomes.items()):
         counts = Counter(row["outcome"] for row in rows)
         decided = [r for r in rows if r["ratio"] is not None]
@@ -169,7 +187,8 @@ def summary(outcomes: Outcomes) -> list[str]:
             f"{median('idle_cores', rows):.3f} {median('active_cores', rows):.2f}  |  "
             f"{np.mean(gaps):+.4f} {np.std(gaps, ddof=1) if len(gaps) > 1 else np.nan:.4f} "
             f"{median('order_gap_se', rows):.4f}  |  {median('duet_offset', rows):.4f}  |  "
-            f"{median('second_turn', rows):.4f}  |  {median('yardstick_share', rows):.3f}")
+            f"{median('second_turn', rows):.4f}  |  {median('yardstick_share', rows):.3f} "
+            f"{median('yardstick_narrowing', rows):.3f}")
     return lines
 
 

@@ -15,6 +15,7 @@ caught, and the median time to a verdict on the 2-core CPU's clock (start 12 s, 
   every look (exact under normality, whatever the offsets).
 
     python benchmarks/ab_verdict_sim.py --sessions 300
+    python benchmarks/ab_verdict_sim.py --sessions 200 --grid 0.10:0.01
 """
 
 from __future__ import annotations
@@ -105,7 +106,11 @@ def cell(judge: Judge, pair_sd: float, duet_sd: float, n: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--grid", nargs="+", metavar="PAIR:DUET",
+                        help="cells to run, each per-pair SD and duet SD as fractions "
+                             "(default: the whole grid), e.g. 0.10:0.01")
     args = parser.parse_args()
+    grid = [tuple(map(float, cell.split(":"))) for cell in args.grid] if args.grid else GRID
     n = args.sessions
     rules: dict[str, Judge] = {
         "independent": rule(replace(DEFAULTS, look_rule="spending")),
@@ -114,7 +119,7 @@ def main() -> int:
         "clusters": clusters}
     print("pair SD  duet SD  rule  |  wrong: slower/faster at 0.75%, same at 1.8%  |  every "
           "look held  |  A/A same  |  caught (median s): 2%, 3%, 5%")
-    for pair_sd, duet_sd in GRID:
+    for pair_sd, duet_sd in grid:
         for name, judge in rules.items():
             print(f"{pair_sd:.1%}  {duet_sd:.2%}  {name}  |  {cell(judge, pair_sd, duet_sd, n)}",
                   flush=True)

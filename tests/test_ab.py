@@ -166,7 +166,13 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     (("--perf-baseline=current", "--perf-ab-duets=3"),
      "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
     (("--perf-baseline=current", "--perf-ab-relay=-1"),
-     "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs (0: never)"),
+     "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs from 2 (0: never)"),
+    # The verdict estimates each duet's spread from its own pairs (random_effects.py).
+    (("--perf-baseline=current", "--perf-ab-relay=1"),
+     "ERROR: --perf-ab-relay: '1' is not a whole number of pairs from 2 (0: never)"),
+    (("--perf-baseline=current", "--perf-ab-pairs=8:64", "--perf-ab-duets=8"),
+     "ERROR: --perf-ab-pairs: MIN 8 is less than two pairs for each of the 8 duets; give MIN "
+     "of at least 16 or fewer --perf-ab-duets"),
     (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
      "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
     (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),

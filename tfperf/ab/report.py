@@ -22,7 +22,9 @@ from tfperf.gate.report import SUMMARY_ENV, save, slug
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
 _stats: Callable[[], Any] = Stats
-HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs"]
+# "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
+# counterbalances it, so it moves no estimate; reported as the start order is).
+HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs", "2nd turn"]
 
 
 def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
@@ -105,7 +107,8 @@ def _row(case: dict[str, Any], settings: ABSettings) -> list[str]:
     return [case["case_id"], *(f"{eps[n]:.1f}" if eps[n] else "" for n in "AB"),
             f"{verdict.ratio:.3f}" if verdict else "",
             f"[{verdict.low:.3f}, {verdict.high:.3f}]" if verdict else "",
-            outcome(case, settings), str(len(case["pairs"]))]
+            outcome(case, settings), str(len(case["pairs"])),
+            f"{second - 1:+.1%}" if (second := second_turn_effect(case)) is not None else ""]
 
 
 def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
@@ -156,7 +159,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
              describe_sides(data), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor. "
              f"Intervals: {looks_rule(settings)}.", "",
-             "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|"]
+             "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|---:|"]
     for case in data["cases"]:
         cells = _row(case, settings)
         cells[0] = f"`{cells[0]}`"
@@ -231,8 +234,8 @@ def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
         "averaged in the estimate, not covered by the interval (pairs judged as independent)"
     lines = [f"each duet's own speed: B/A spread {np.median(offsets):.1%} between duets beyond "
              f"sampling, median over cases; {duets:.0f} duets a case (median), {covered}",
-             f"second turn: a side ran {np.median(list(map(second_turn, judged))) - 1:+.2%} "
-             "faster in its pair's second turn than in its first, median over cases "
+             f"second turn: a side's speed in its pair's second turn over its first "
+             f"{np.median(list(map(second_turn, judged))) - 1:+.2%}, median over cases "
              "(counterbalanced within each duet, so it moves no estimate)"]
     shares = [s for s in map(yardstick_share, judged) if s is not None]
     if shares:

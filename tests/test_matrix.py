@@ -105,6 +105,35 @@ def test_skip_reasons_say_what_is_missing() -> None:
         "(one replica per worker)")
 
 
+def test_bf16_in_nchw_needs_avx512_on_a_cpu() -> None:
+    """Without AVX-512 TensorFlow's oneDNN runs no bfloat16, and Eigen's convolution gradients
+    take NHWC only (seen on an AVX2-only AMD EPYC): skipped there, saying so; drawn nowhere
+    by the XLA equivalence check."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    from tfperf.equivalence.check import EquivalenceCheck
+
+    case = matrix.Case("w", "cpu", 1, "off", "NCHW", "default", "single", "mixed_bf16")
+    avx2 = replace(CPU_ONLY, cpu_avx512=False)
+    assert requirements.skip_reason(case, CPU_ONLY) is None
+    assert requirements.skip_reason(case, avx2) == (
+        "mixed_bf16 in NCHW on a CPU without AVX-512: TensorFlow's oneDNN kernels run bfloat16 "
+        "only with it, and the Eigen ones it falls back to compute convolution gradients in NHWC "
+        "only")
+    assert requirements.skip_reason(replace(case, data_format="NHWC"), avx2) is None
+    assert requirements.skip_reason(replace(case, precision="fp32"), avx2) is None
+    check = EquivalenceCheck(None, {"w": info()}, "/device:CPU:0",  # type: ignore[arg-type]
+                             ("fp32", "mixed_bf16"), nchw_bf16=False)
+    try:
+        found = find(check.examples(), lambda s: s.data_format == "NCHW"
+                     and s.precision == "mixed_bf16")
+    except NoSuchExample:
+        found = None
+    assert found is None
+    assert find(check.examples(), lambda s: s.data_format == "NCHW").precision == "fp32"
+
+
 def test_worker_processes_only_where_a_strategy_spans_them() -> None:
     w = info()
 
@@ -167,3 +196,13 @@ def test_storage_key_names_devices_and_tensorflow() -> None:
     assert CPU_ONLY.key() == "Linux-py3.11-tf2.21.0-Xeon-2cpu"
     assert FOUR_GPUS.key() == "Linux-py3.11-tf2.21.0-EPYC-64cpu-4xNVIDIA_H100_80GB_HBM3"
     assert FOUR_GPUS.key(virtual=True).endswith("-virtual")
+
+
+def test_workers_start_with_onednn_on_unless_told_otherwise() -> None:
+    """TensorFlow turns oneDNN on by itself only on CPUs with AVX512_VNNI, BF16 or AMX: the
+    workers ask for it on every CPU kind, and a side or a shell that says 0 still wins."""
+    from tfperf.cases import xla_modes
+
+    assert xla_modes.environment("off", {})["TF_ENABLE_ONEDNN_OPTS"] == "1"
+    off = xla_modes.environment("auto", {"TF_ENABLE_ONEDNN_OPTS": "0"})
+    assert off["TF_ENABLE_ONEDNN_OPTS"] == "0" and "--tf_xla_auto_jit=2" in off["TF_XLA_FLAGS"]

@@ -198,7 +198,8 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     perf = request.config.stash[SESSION]
     arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
                      bool(perf.machine.gpus), perf.runtime)
-    perf.equivalence = EquivalenceCheck.for_session(arms, perf.workloads(), perf.options)
+    perf.equivalence = EquivalenceCheck.for_session(arms, perf.workloads(), perf.options,
+                                                    perf.machine.cpu_avx512)
     if (why := perf.equivalence.nothing_to_draw()) is not None:
         arms.close()
         pytest.skip(why)

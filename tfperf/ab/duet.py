@@ -1,22 +1,19 @@
 """Run one case on both sides, round by round, until the verdict is decided.
 
 `settings.duets` duets, each a side A and a side B worker (or cluster), all alive at once:
-odd duets start A's first, even ones B's first. The process started second ran 0.5-2% faster
-in every two-process A/A probe of issue 23 (not in this suite's measurements, docs/ab.md).
-Pairs go round the duets, so whatever the start order does falls on each side equally at
-every look. Each worker process also runs at a speed of its own, about 0.5% from another's
-(docs/ab.md), which more pairs of the same processes never average out. So the duets relay:
-once a duet has measured `settings.relay` pairs, its workers finish (their checks need their
-last figures) and end, and a fresh duet takes its slot, with the slot's start order; the
-case's verdict then rests on many processes a side, not on the first few. Within a pair the
-two sides' turns run back to back. Their order is counterbalanced within each duet: every two
-of its pairs in a row run AB and BA, which one first drawn from the session's seed (kept in its
-file), so that whatever the second turn gains falls on each side equally in every duet, and no
-two sessions replay one sequence. A turn is as many whole rounds as last about
-`turn_s` (the same count on both sides). Each turn has its yardstick burst just before it,
-which rates each of its rounds (MFU), as a measured case's rounds are rated. Each pair keeps
-what the workers' CPUs did during its turns: the ones that wait should be asleep. The verdict
-is judged at each look (verdict.py); the first decided one ends the measurement.
+odd duets start A's first, even ones B's first, and pairs go round the duets, so whatever the
+start order does falls on each side equally at every look. Each worker process also runs at a
+speed of its own (docs/ab.md), which more pairs of the same processes never average out. So
+the duets relay: once a duet has measured `settings.relay` pairs, its workers finish (their
+checks need their last figures) and end, and a fresh duet takes its slot, with the slot's
+start order; the verdict (verdict.py) takes each duet as a unit. Within a pair the two sides'
+turns run back to back, their order counterbalanced within each duet: every two of its pairs
+in a row run AB and BA, which first drawn from the session's seed (kept in its file), so that
+what the second turn gains falls on each side equally in every duet, and no two sessions
+replay one sequence. A turn is as many whole rounds as last about `turn_s` (the same count on
+both sides), after a yardstick burst that rates its rounds (MFU). Each pair keeps what the
+workers' CPUs did during its turns: the ones that wait should be asleep. The verdict is judged
+at each look; the first decided one ends the measurement.
 """
 
 from __future__ import annotations

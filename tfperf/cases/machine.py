@@ -52,6 +52,9 @@ class Machine:
     gpu_links: tuple[str, ...] = ()
     host: str = ""
     runner: str = ""  # the CI runner's name ($RUNNER_NAME), if any
+    # Whether the CPU has AVX-512: without it TensorFlow's oneDNN kernels run no bfloat16 and
+    # fall back to Eigen's, whose convolution gradients take NHWC only.
+    cpu_avx512: bool = True
 
     def device_count(self, kind: str) -> int:
         # One physical CPU device whatever the core count: TensorFlow's view.
@@ -63,7 +66,7 @@ class Machine:
         run, and pytest-benchmark saves its JSON at the end of the session."""
         return {
             "key": self.key(), "tensorflow": self.tensorflow, "cpu_model": self.cpu_model,
-            "cpu_cores": self.cpu_cores, "driver": self.driver,
+            "cpu_cores": self.cpu_cores, "cpu_avx512": self.cpu_avx512, "driver": self.driver,
             "cuda": build.get("cuda") if build else None,
             "cudnn": build.get("cudnn") if build else None,
             "tensorflow_build": build or "not known: no case ran in this session",
@@ -99,6 +102,14 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def _cpu_avx512() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
 
 
 def _tensorflow_version() -> str:
@@ -196,4 +207,5 @@ def detect() -> Machine:
         gpu_links=inventory.links,
         host=platform.node(),
         runner=os.environ.get("RUNNER_NAME", ""),
+        cpu_avx512=_cpu_avx512(),
     )

@@ -61,7 +61,16 @@ def _implemented(case: Case) -> str | None:
     return None
 
 
+def _instructions(case: Case, machine: Machine) -> str | None:
+    if case.device_kind == "cpu" and not machine.cpu_avx512 and \
+            case.precision == "mixed_bf16" and case.data_format == "NCHW":
+        return ("mixed_bf16 in NCHW on a CPU without AVX-512: TensorFlow's oneDNN kernels run "
+                "bfloat16 only with it, and the Eigen ones it falls back to compute convolution "
+                "gradients in NHWC only")
+    return None
+
+
 def skip_reason(case: Case, machine: Machine) -> str | None:
     if machine.tensorflow == "none":
         return "TensorFlow is not installed"
-    return _devices(case, machine) or _implemented(case)
+    return _devices(case, machine) or _implemented(case) or _instructions(case, machine)

@@ -28,10 +28,17 @@ MODES: dict[str, XlaMode] = {
 
 
 def environment(mode: str, base: dict[str, str]) -> dict[str, str]:
-    """`base` with the mode's TF_XLA_FLAGS (and none left over from the caller's shell), and
-    TensorFlow's start-up chatter kept out of the worker's log."""
+    """`base` with the mode's TF_XLA_FLAGS (and none left over from the caller's shell),
+    TensorFlow's start-up chatter kept out of the worker's log, and oneDNN on unless `base`
+    says otherwise."""
     env = dict(base)
     env["TF_CPP_MIN_LOG_LEVEL"] = env.get("TF_CPP_MIN_LOG_LEVEL", "2")
+    # TensorFlow turns its oneDNN kernels on by itself only on CPUs with AVX512_VNNI, BF16 or
+    # AMX. Without them (an AMD EPYC with AVX2 only, seen 2026-11-25) NCHW convolutions have no
+    # gradient kernel, the CPU allocator keeps no statistics (no peak memory) and ResNet-20
+    # runs 5x slower: one setting on every CPU kind keeps the cases runnable and comparable. A
+    # side or a shell that sets it (TF_ENABLE_ONEDNN_OPTS=0, an A/B subject) still wins.
+    env["TF_ENABLE_ONEDNN_OPTS"] = env.get("TF_ENABLE_ONEDNN_OPTS", "1")
     env["PYTHONUNBUFFERED"] = "1"
     flags = MODES[mode].tf_xla_flags
     if flags:

@@ -52,18 +52,21 @@ class EquivalenceCheck:
     examples_run: int = 0
     # XLA arms trained again from the reference's initial weights, having started elsewhere.
     restarted: int = 0
+    # Whether bfloat16 may train in NCHW here: not on a CPU without AVX-512 (requirements.py).
+    nchw_bf16: bool = True
 
 
     @classmethod
     def for_session(cls, arms: ArmRunner, workloads: Mapping[str, WorkloadInfo],
-                    options: PerfOptions) -> EquivalenceCheck:
+                    options: PerfOptions, cpu_avx512: bool = True) -> EquivalenceCheck:
         """The session's check: its workloads (those --perf-only names), on the first GPU
         where there is one, in every precision the device runs."""
         chosen = options.only.get("workload")
         return cls(arms, {n: w for n, w in workloads.items() if not chosen or n in chosen},
                    "/device:GPU:0" if arms.gpu else "/device:CPU:0",
                    ("fp32", "mixed_bf16", "mixed_fp16") if arms.gpu else ("fp32", "mixed_bf16"),
-                   options.xla_fault, options.xla_example, options.only)
+                   options.xla_fault, options.xla_example, options.only,
+                   nchw_bf16=arms.gpu or cpu_avx512)
 
     def _allowed(self, axis: str, values: tuple[str, ...]) -> list[str]:
         return [v for v in values if v in self.only.get(axis, values)]
@@ -94,12 +97,19 @@ class EquivalenceCheck:
         @st.composite
         def draw(draw: st.DrawFn) -> ArmSpec:
             info = self.workloads[draw(st.sampled_from(names))]
+
+            def formats(precision: str) -> list[str]:
+                return [f for f in allowed("data_format", info.data_formats)
+                        if self.nchw_bf16 or f != "NCHW" or precision != "mixed_bf16"]
+
+            precision = draw(st.sampled_from([p for p in info.precisions
+                                              if p in precisions and formats(p)]))
             return ArmSpec(
                 workload=info.name,
                 size="tiny",
                 batch_size=draw(st.sampled_from(BATCH_SIZES)),
-                data_format=draw(st.sampled_from(allowed("data_format", info.data_formats))),
-                precision=draw(st.sampled_from([p for p in info.precisions if p in precisions])),
+                data_format=draw(st.sampled_from(formats(precision))),
+                precision=precision,
                 seed=draw(st.integers(0, MAX_SEED)),
                 steps=draw(st.integers(1, MAX_STEPS)),
                 xla=draw(st.sampled_from(modes)),

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from tfperf.ab import report
-from tfperf.ab.verdict import DUETS, ABSettings
+from tfperf.ab.verdict import DUETS, ABSettings, judge
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
@@ -98,15 +98,13 @@ Outcomes = dict[tuple[float, str, str], list[dict[str, Any]]]
 
 
 def yardstick_narrowing(case: dict[str, Any], settings: ABSettings) -> float | None:
-    """The width of the case's last interval with the yardstick as a covariate, over its width
-    without (below 1: the adjustment pays), on the same pairs."""
+    """The width of the interval of all the case's pairs with the yardstick as a covariate,
+    over its width without (below 1: the adjustment pays), on the same pairs at the same look."""
     if not case["pairs"] or settings.look_rule != DUETS:
         return None
     widths = []
     for adjust in (True, False):
-        found = report.final(case, replace(settings, adjust_yardstick=adjust))
-        if found is None:
-            return None
+        found = judge(report.pairs_of(case), replace(settings, adjust_yardstick=adjust))
         widths.append(math.log(found.high / found.low))
     return widths[0] / widths[1] if widths[1] > 0 else None
 

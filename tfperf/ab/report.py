@@ -221,23 +221,19 @@ def benchmark_json(data: dict[str, Any], name: str) -> dict[str, Any]:
 def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
     """What the session says of its own method: the duets' offsets, the second turn, the
     yardstick, medians over its cases."""
-    judged = [c for c in data["cases"] if _fit(c) is not None]
-    if not judged:
+    fitted = [(case, fit) for case in data["cases"] if (fit := _fit(case)) is not None]
+    if not fitted:
         return []
-    offsets = [fit.duet_sd for fit in map(_fit, judged) if fit is not None]
-
-    def second_turn(case: dict[str, Any]) -> float:
-        return second_turn_effect(case) or 1.0
-
-    duets = np.median([len({p["duet"] for p in c["pairs"]}) for c in judged])
+    duets = np.median([fit.duets for _, fit in fitted])
     covered = "covered by the interval" if settings.look_rule == DUETS else \
         "averaged in the estimate, not covered by the interval (pairs judged as independent)"
-    lines = [f"each duet's own speed: B/A spread {np.median(offsets):.1%} between duets beyond "
-             f"sampling, median over cases; {duets:.0f} duets a case (median), {covered}",
+    lines = [f"each duet's own speed: B/A spread {np.median([f.duet_sd for _, f in fitted]):.1%} "
+             f"between duets beyond sampling, median over cases; {duets:.0f} duets a case "
+             f"(median), {covered}",
              f"second turn: a side's speed in its pair's second turn over its first "
-             f"{np.median(list(map(second_turn, judged))) - 1:+.2%}, median over cases "
-             "(counterbalanced within each duet, so it moves no estimate)"]
-    shares = [s for s in map(yardstick_share, judged) if s is not None]
+             f"{np.median([np.exp(f.order_effect) for _, f in fitted]) - 1:+.2%}, median over "
+             "cases (counterbalanced within each duet, so it moves no estimate)"]
+    shares = [f.yardstick_share for _, f in fitted if f.yardstick_share is not None]
     if shares:
         used = "used" if settings.adjust_yardstick else "not used"
         lines.append(f"yardstick: would explain {np.median(shares):.1%} of the pairs' variance "

@@ -141,7 +141,9 @@ def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
     if pairs.yardstick is not None:
         # What the yardstick would explain, whether or not it takes part.
         with_x, with_x_residuals = _within([pairs.b_second, pairs.yardstick], y, duets)
-        without = float((_within([pairs.b_second], y, duets)[1] ** 2).sum())
+        # The fit above is already the one without the yardstick unless it took part.
+        without = float(((_within([pairs.b_second], y, duets)[1] if use_yardstick
+                          else residuals) ** 2).sum())
         slope = float(with_x[1])
         share = 1 - float((with_x_residuals ** 2).sum()) / without if without > 0 else 0.0
         if use_yardstick:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite
-from tfperf.cases.machine import detect
+from tfperf.ground.machine import detect
 
 CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from tests.fake_nvml import FakeNvml
-from tfperf.cases import machine
 from tfperf.gate import case as case_gate
 from tfperf.gate.fingerprint import Fingerprint
 from tfperf.gate.history import Run
+from tfperf.ground import machine
 from tfperf.measure import diagnosis, gpu_telemetry
 from tfperf.measure.gpu_telemetry import Sampler
 

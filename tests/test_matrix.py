@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from tfperf.cases import matrix, requirements
-from tfperf.cases.machine import Gpu, Machine
-from tfperf.cases.tiers import Tier
+from tfperf.ground.machine import Gpu, Machine
+from tfperf.ground.tiers import Tier
 from tfperf.workload import WorkloadInfo
 
 

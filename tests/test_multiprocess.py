@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite, worker_processes
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
 from tfperf.processes import cluster, launcher, protocol
 from tfperf.worker import xla_proof, xla_trace
 

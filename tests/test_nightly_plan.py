@@ -16,9 +16,9 @@ import pytest
 from tests.conftest import REPO, MakeSuite
 from tfperf.ab.verdict import ABSettings
 from tfperf.cases import catalog, estimate, matrix, plan, requirements, selection
-from tfperf.cases.machine import detect
 from tfperf.cases.matrix import Case
-from tfperf.cases.tiers import Measurement, Tier
+from tfperf.ground.machine import detect
+from tfperf.ground.tiers import Measurement, Tier
 
 
 def _nightly(devices: str) -> tuple[list[Case], selection.Selection]:

@@ -18,7 +18,6 @@ import pytest
 from tfperf.ab import sides
 from tfperf.ab.case import ABRunner
 from tfperf.cases import catalog, matrix, options, requirements, session_plan, xla_modes
-from tfperf.cases.machine import Machine, detect
 from tfperf.cases.session_plan import SessionPlan
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
@@ -28,6 +27,7 @@ from tfperf.gate import report as gate_report
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case import Sources
 from tfperf.gate.files import StoreError
+from tfperf.ground.machine import Machine, detect
 from tfperf.measure import report
 from tfperf.measure.case_runner import CaseRunner
 from tfperf.processes import warm_start

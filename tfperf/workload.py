@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tfperf.cases.tiers import Tier
-from tfperf.failures import in_one_line
+from tfperf.ground.failures import in_one_line
+from tfperf.ground.tiers import Tier as Tier  # re-exported: a workload names its tier
 
 if TYPE_CHECKING:
     import numpy as np

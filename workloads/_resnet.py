@@ -13,10 +13,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.cases.tiers import Tier
 from tfperf.worker.layers import FusedBatchNorm, keras_data_format, output_dtype
 from tfperf.worker.synthetic import ImageBytes, learnable_images
-from tfperf.workload import ModelConfig
+from tfperf.workload import ModelConfig, Tier
 
 
 def conv(filters: int, kernel: int, stride: int, data_format: str) -> keras.layers.Conv2D:

@@ -22,8 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.cases.tiers import Tier
-from tfperf.workload import ModelConfig
+from tfperf.workload import ModelConfig, Tier
 
 FLOAT32_BYTES = 4
 # Elements per row: large enough that every tensor leaves the caches (tiny: 4 MiB a row).

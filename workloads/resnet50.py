@@ -13,10 +13,9 @@ import numpy as np
 import tensorflow as tf
 from _resnet import bottleneck_block, classifier, conv_bn, image_shape
 
-from tfperf.cases.tiers import Tier
 from tfperf.worker.layers import MaxPool2D
 from tfperf.worker.synthetic import ImageBytes, learnable_images
-from tfperf.workload import ModelConfig
+from tfperf.workload import ModelConfig, Tier
 
 CLASSES = 1000
 STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))

@@ -22,9 +22,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.cases.tiers import Tier
 from tfperf.worker.layers import output_dtype
-from tfperf.workload import ModelConfig
+from tfperf.workload import ModelConfig, Tier
 
 
 @dataclass(frozen=True)

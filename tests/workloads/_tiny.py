@@ -8,10 +8,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.cases.tiers import Tier
 from tfperf.worker.layers import FusedBatchNorm, keras_data_format, output_dtype
 from tfperf.worker.synthetic import ImageBytes, learnable_images
-from tfperf.workload import ModelConfig
+from tfperf.workload import ModelConfig, Tier
 
 CLASSES = 4
 

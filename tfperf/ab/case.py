@@ -20,11 +20,11 @@ from tfperf.ab.duet import SIDES, Duel, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
-from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
 from tfperf.cases.options import PerfOptions
-from tfperf.failures import CaseFailure
 from tfperf.gate.files import write_growing
+from tfperf.ground.failures import CaseFailure
+from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.case_runner import injected_fraction
 from tfperf.measure.worker_spec import worker_spec

@@ -31,7 +31,7 @@ import numpy as np
 from tfperf.ab import verdict
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import ABSettings, Verdict
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
 from tfperf.measure import figures
 from tfperf.measure.figures import Measured
 from tfperf.processes import cpu_time

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tfperf.ab.case import ABRunner, SideSetup
-from tfperf.cases.machine import Machine
 from tfperf.cases.options import PerfOptions
 from tfperf.gate import history
+from tfperf.ground.machine import Machine
 from tfperf.processes import environments
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.workload import WorkloadInfo

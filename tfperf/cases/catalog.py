@@ -17,8 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tfperf.cases.tiers import Tier
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
+from tfperf.ground.tiers import Tier
 from tfperf.processes import protocol
 from tfperf.processes.runner import Worker
 from tfperf.processes.start import claim_stdout, without_plotting

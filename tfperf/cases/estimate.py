@@ -38,10 +38,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from tfperf.ab.verdict import ABSettings
-from tfperf.cases.machine import Gpu, Machine
 from tfperf.cases.matrix import Case
-from tfperf.cases.tiers import Measurement
 from tfperf.gate.history import Run
+from tfperf.ground.machine import Gpu, Machine
+from tfperf.ground.tiers import Measurement
 
 RESNET50_FLOPS_PER_EXAMPLE = 12.3e9
 # img/s of ResNet-50 v1.5 training on one device: (fp32 or TF32, mixed precision).

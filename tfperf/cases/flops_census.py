@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
 from tfperf.processes.runner import Worker
 
 TIMEOUT_S = 600.0  # building every full-size model on two cores, with room to spare

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
-from tfperf.cases.tiers import Tier
+from tfperf.ground.tiers import Tier
 from tfperf.workload import WorkloadInfo
 
 

@@ -15,13 +15,13 @@ import pytest
 from tfperf.ab import options as ab_options
 from tfperf.ab.options import ABOptions
 from tfperf.cases import plan_options
-from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import AXIS_BY_NAME
 from tfperf.cases.plan_options import PlanOptions
 from tfperf.cases.requirements import VIRTUAL_POLICIES
-from tfperf.cases.tiers import MEASUREMENT, Tier
 from tfperf.equivalence.compare import FAULTS, ArmSpec
 from tfperf.gate.statistics import GateSettings
+from tfperf.ground.machine import Machine
+from tfperf.ground.tiers import MEASUREMENT, Tier
 from tfperf.processes.cluster import CLUSTER_MODES
 from tfperf.processes.protocol import ALL_REDUCE, FILE_LAYOUTS
 

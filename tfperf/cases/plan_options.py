@@ -9,8 +9,8 @@ from typing import Any
 
 from tfperf.cases import plan
 from tfperf.cases.estimate import PlanError, assumed_machine
-from tfperf.cases.machine import Machine
-from tfperf.cases.tiers import Tier
+from tfperf.ground.machine import Machine
+from tfperf.ground.tiers import Tier
 
 # The nightly workflow stops after 6 hours; the night's cases get 4 of them.
 NIGHTLY_BUDGET = "4h"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfperf import registry
-from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
+from tfperf.ground import registry
+from tfperf.ground.machine import Machine
 
 # Grow as the harness grows; a value missing here is declared in the matrix but skipped.
 IMPLEMENTED_PRECISIONS = frozenset({"fp32", "mixed_bf16", "mixed_fp16"})

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfperf.cases import estimate, flops_census, plan, requirements, selection
-from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
 from tfperf.cases.options import PerfOptions
-from tfperf.cases.tiers import MEASUREMENT, Measurement
 from tfperf.gate.history import History
+from tfperf.ground.machine import Machine
+from tfperf.ground.tiers import MEASUREMENT, Measurement
 from tfperf.workload import WorkloadInfo
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from tfperf.cases.tiers import Tier
+from tfperf.ground.tiers import Tier
 
 # Hypothesis profiles for the XLA equivalence property. `ci`: derandomized and few examples,
 # within the CPU self-test budget. `nightly`: many examples, with an example database that the

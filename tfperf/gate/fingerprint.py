@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf.cases.machine import Machine
+from tfperf.ground.machine import Machine
 
 # Bump when a change to how cases are measured makes earlier results incomparable.
 MEASUREMENT_VERSION = 1

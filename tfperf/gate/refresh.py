@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from tfperf.cases.machine import detect
 from tfperf.gate import history
 from tfperf.gate.files import StoreError
 from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings, relative_sigma
 from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
+from tfperf.ground.machine import detect
 
 DEFAULT_SESSIONS = 5
 

@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 
 from tfperf.cases import xla_modes
-from tfperf.cases.machine import Machine
 from tfperf.cases.matrix import Case
 from tfperf.cases.options import PerfOptions
-from tfperf.failures import CaseFailure
 from tfperf.gate import case as case_gate
 from tfperf.gate import fingerprint, history
 from tfperf.gate.case import CaseGate, Sources
 from tfperf.gate.rules import GateRules
+from tfperf.ground.failures import CaseFailure
+from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import worker_spec

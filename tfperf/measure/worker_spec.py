@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tfperf.cases.matrix import Case
 from tfperf.cases.options import PerfOptions
-from tfperf.cases.tiers import MEASUREMENT
+from tfperf.ground.tiers import MEASUREMENT
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.workload import WorkloadInfo
 

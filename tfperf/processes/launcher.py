@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
 from tfperf.processes import cluster, protocol
 from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import CURRENT, Runtime

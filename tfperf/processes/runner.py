@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tfperf.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure
 from tfperf.processes import protocol, warm_start
 from tfperf.processes.runtime import CURRENT, Runtime
 

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from tfperf.failures import in_one_line
+from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
 from tfperf.processes.start import claim_stdout, without_plotting
 from tfperf.worker import checks, figures, topology, xla_compilations, xla_proof, xla_trace

@@ -11,7 +11,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from tfperf.failures import in_one_line
+from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
 from tfperf.processes.start import claim_stdout, without_plotting
 from tfperf.worker.checks import classify

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tfperf import registry
+from tfperf.ground import registry
 
 if TYPE_CHECKING:
     from tfperf.worker.training import RoundResult, Trainer

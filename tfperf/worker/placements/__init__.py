@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tfperf import registry
+from tfperf.ground import registry
 
 GRADIENT_SCOPE = "gradient_tape/"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from tfperf import registry
+from tfperf.ground import registry
 
 
 @dataclass(frozen=True)

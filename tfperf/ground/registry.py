@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-WORKER = Path(__file__).resolve().parent / "worker"
+WORKER = Path(__file__).resolve().parents[1] / "worker"
 
 
 def names(package_path: Iterable[str]) -> set[str]:

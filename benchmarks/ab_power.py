@@ -44,7 +44,8 @@ import numpy as np
 from scipy.stats import binomtest
 
 from tfperf.ab import report
-from tfperf.ab.verdict import DUETS, ABSettings, judge
+from tfperf.ab.verdict import judge
+from tfperf.options.ab_settings import DUETS, ABSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "

@@ -33,7 +33,7 @@ from scipy.stats import t as student_t
 from tfperf.ab import random_effects, signed_rank, simulate, verdict
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.simulate import Conditions
-from tfperf.ab.verdict import ABSettings
+from tfperf.options.ab_settings import ABSettings
 
 DEFAULTS = ABSettings()
 GRID = [(0.015, 0.003), (0.015, 0.01), (0.02, 0.0055), (0.02, 0.009), (0.035, 0.006),
@@ -52,7 +52,7 @@ def clusters(pairs: Pairs) -> tuple[float, float]:
     names = np.unique(pairs.duets)
     centres = np.array([signed_rank.centre(pairs.log_ratios[pairs.duets == d]) for d in names])
     fit = random_effects.fit(pairs, 0.0, False)
-    z = DEFAULTS.bounds(fit)[DEFAULTS.look_index(len(pairs))]
+    z = verdict.bounds(DEFAULTS, fit)[DEFAULTS.look_index(len(pairs))]
     half = float(student_t.isf(norm.sf(z), len(names) - 1)) * centres.std(ddof=1) / \
         math.sqrt(len(names))
     return math.exp(centres.mean() - half), math.exp(centres.mean() + half)

@@ -10,7 +10,7 @@ profile's largest example), from identical initial weights on identical batches:
 
 All as in the check: loss relative per step, gradients and weights norm-wise relative over the
 whole model. It prints a table and, per precision, the largest floor and 10x it: the
-tolerances in tfperf/equivalence/tolerances.py come from this output.
+tolerances in tfperf/numerics/tolerances.py come from this output.
 
     python benchmarks/xla_noise_floor.py [--precisions=fp32,mixed_bf16] [WORKLOAD_FILE ...]
 
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tfperf.equivalence.arms import ArmRunner
-from tfperf.equivalence.compare import ArmSpec, Differences, differences
+from tfperf.numerics.compare import ArmSpec, Differences, differences
 from tfperf.workload import load_module
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite
 from tfperf.ab import duet, report
-from tfperf.ab.verdict import ABSettings
+from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",

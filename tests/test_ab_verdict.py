@@ -15,7 +15,7 @@ from scipy.stats import binomtest, norm
 
 from tfperf.ab import random_effects, report, signed_rank, simulate, spending, verdict
 from tfperf.ab.simulate import Conditions
-from tfperf.ab.verdict import ABSettings
+from tfperf.options.ab_settings import ABSettings
 
 DEFAULTS = ABSettings()
 TODAY = replace(DEFAULTS, look_rule="spending")  # pairs as independent, as before issue 33
@@ -184,6 +184,6 @@ def test_the_bounds_take_the_spreads_seen_so_far() -> None:
         simulate.session(Conditions(1.0, 0.01, 0.01), DEFAULTS, draw), 0.005, False)
     noise = random_effects.fit(
         simulate.session(Conditions(1.0, 0.08, 0.0), DEFAULTS, draw), 0.005, False)
-    z_offsets, z_noise = DEFAULTS.bounds(offsets), DEFAULTS.bounds(noise)
+    z_offsets, z_noise = verdict.bounds(DEFAULTS, offsets), verdict.bounds(DEFAULTS, noise)
     assert z_offsets[0] < z_noise[0] - 0.2
     assert float(norm.sf(z_noise[0])) * 2 < 0.05 * 2 / 16

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfperf.equivalence.compare import Trajectory, differences, problems
-from tfperf.equivalence.tolerances import MEASURED, tolerance
+from tfperf.numerics.compare import Trajectory, differences, problems
+from tfperf.numerics.tolerances import MEASURED, tolerance
 
 
 def trajectory(losses: list[float], weights: list[np.ndarray]) -> Trajectory:

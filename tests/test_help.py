@@ -11,9 +11,9 @@ from typing import Any, cast
 
 import pytest
 
-from tfperf.cases import options
 from tfperf.gate import command as gate_command
 from tfperf.gate import refresh
+from tfperf.options import perf as options
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,16 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, MakeSuite
-from tfperf.ab.verdict import ABSettings
-from tfperf.cases import catalog, estimate, matrix, plan, requirements, selection
+from tfperf.cases import catalog, matrix, requirements
 from tfperf.cases.matrix import Case
 from tfperf.ground.machine import detect
 from tfperf.ground.tiers import Measurement, Tier
+from tfperf.options.ab_settings import ABSettings
+from tfperf.options.plan import assumed_machine
+from tfperf.plan import budget, estimate, selection
 
 
 def _nightly(devices: str) -> tuple[list[Case], selection.Selection]:
     """The shipped workloads' nightly tier and its selection, for an assumed runner."""
-    machine = estimate.assumed_machine(detect(), devices)
+    machine = assumed_machine(detect(), devices)
     workloads = catalog.read(REPO / "workloads", Path("unused.log"))
     universe = [requirements.with_devices(c, machine, "cpu")
                 for c in matrix.generate(workloads, Tier.NIGHTLY)]
@@ -62,35 +64,35 @@ def test_a_selection_misses_no_pair_the_covering_array_gave_up_on() -> None:
     assert selection.pairs_of(runnable) <= selection.pairs_of(chosen.cases)
 
 
-def _planned(count: int, seed: int = 0) -> list[plan.Planned]:
+def _planned(count: int, seed: int = 0) -> list[budget.Planned]:
     rng = random.Random(seed)
     base = Case("w", "gpu", 1, "off", "NHWC", "default", "single", "fp32")
-    return [plan.Planned(replace(base, workers=i + 1), rng.uniform(30, 3600), "model")
+    return [budget.Planned(replace(base, workers=i + 1), rng.uniform(30, 3600), "model")
             for i in range(count)]
 
 
 def test_the_budget_drops_the_lowest_priority_first_and_says_so() -> None:
     planned = _planned(10)
-    budget = sum(p.seconds for p in planned[:6]) + 1
-    kept, dropped = plan.within_budget(planned, budget)
+    budget_s = sum(p.seconds for p in planned[:6]) + 1
+    kept, dropped = budget.within_budget(planned, budget_s)
     assert kept == planned[:6] and dropped == planned[6:]
-    lines = plan.describe("t", kept, dropped, lambda cases: "c", budget)
+    lines = budget.describe("t", kept, dropped, lambda cases: "c", budget_s)
     assert "left out by the budget, lowest priority first (4," in lines[7]
     assert all(p.case.id in "\n".join(lines[8:]) for p in dropped)
-    assert plan.within_budget(planned, None) == (planned, [])
+    assert budget.within_budget(planned, None) == (planned, [])
 
 
 @pytest.mark.parametrize("count", [1, 3, 8])
 def test_shards_are_complete_disjoint_and_balanced(count: int) -> None:
     planned = _planned(40, seed=count)
-    shares = [plan.shard(planned, i, count) for i in range(1, count + 1)]
+    shares = [budget.shard(planned, i, count) for i in range(1, count + 1)]
     cases = [p.case for share in shares for p in share]
     assert sorted(cases, key=lambda c: c.id) == sorted((p.case for p in planned),
                                                         key=lambda c: c.id)
     assert len(cases) == len(set(cases))
     loads = [sum(p.seconds for p in share) for share in shares]
     assert max(loads) - min(loads) <= max(p.seconds for p in planned)
-    assert shares == [plan.shard(planned, i, count) for i in range(1, count + 1)]
+    assert shares == [budget.shard(planned, i, count) for i in range(1, count + 1)]
 
 
 def _plan_lines(seed: str) -> tuple[list[str], str]:

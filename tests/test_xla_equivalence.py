@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite, worker_processes
 from tfperf.equivalence.arms import ArmRunner
-from tfperf.equivalence.compare import ArmSpec
+from tfperf.numerics.compare import ArmSpec
 
 PROPERTY = "perf/test_xla_equivalence.py"
 

@@ -6,61 +6,25 @@ Only wiring lives here; each job is in the module named for it.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tfperf.ab import sides
 from tfperf.ab.case import ABRunner
-from tfperf.cases import catalog, matrix, options, requirements, session_plan, xla_modes
-from tfperf.cases.session_plan import SessionPlan
+from tfperf.cases import matrix, requirements, xla_modes
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
-from tfperf.gate import history
 from tfperf.gate import report as gate_report
-from tfperf.gate import rules as gate_rules
-from tfperf.gate.case import Sources
 from tfperf.gate.files import StoreError
-from tfperf.ground.machine import Machine, detect
+from tfperf.ground.machine import detect
 from tfperf.measure import report
 from tfperf.measure.case_runner import CaseRunner
+from tfperf.options import perf as options
+from tfperf.plan import session_plan
 from tfperf.processes import warm_start
-from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.workload import WorkloadError, WorkloadInfo
-
-
-@dataclass
-class PerfSession:
-    options: options.PerfOptions
-    machine: Machine
-    log_dir: Path
-    runner: CaseRunner | None = None
-    equivalence: EquivalenceCheck | None = None
-    history_file: Path | None = None
-    report_lines: list[str] | None = None
-    # A workloads folder that cannot be read, found while collecting (see generate_tests).
-    collection_error: str | None = None
-    plan: SessionPlan | None = None
-    runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
-    ab: ABRunner | None = None  # an A/B session's runner (then `runner` is None)
-
-    def workloads(self) -> dict[str, WorkloadInfo]:
-        return _discover(self.options.workloads_dir, self.log_dir)
-
-
-@cache
-def _discover(directory: Path, log_dir: Path) -> dict[str, WorkloadInfo]:
-    try:
-        return catalog.read(directory, log_dir / "catalog.log")
-    except WorkloadError as error:
-        raise pytest.UsageError(str(error)) from None
-
+from tfperf.session import RESULTS, PerfSession, discover, start
 
 SESSION = pytest.StashKey[PerfSession]()
 
@@ -80,50 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
-    parsed = options.parse(config, machine, lambda d: sorted(_discover(d, logs)))
+    parsed = options.parse(config, machine, lambda d: sorted(discover(d, logs)))
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
     config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs)
     hypothesis_profiles.choose(config, parsed.tier)
-
-
-RESULTS = Path(".perf-results")
-
-
-def baselines_dir(config: pytest.Config) -> Path:
-    """pytest-benchmark's storage folder (--benchmark-storage, baselines/ by pytest.ini)."""
-    bench = getattr(config, "_benchmarksession", None)
-    return Path(str(bench.storage)) if bench is not None else config.rootpath / "baselines"
-
-
-def _start(session: pytest.Session, perf: PerfSession) -> None:
-    """What a session that runs the suite needs before its first case: the sides' TensorFlow,
-    pytest-benchmark's storage keyed by this machine, the gate's rules, baselines and history,
-    the case runner. Another repository's own tests collect no case and change none of it."""
-    perf.runtime, perf.machine, perf.ab = sides.prepare(
-        perf.options, perf.machine, perf.log_dir, session.config.rootpath / RESULTS,
-        lambda folder: _discover(folder, perf.log_dir), perf.workloads, session.config)
-    bench = getattr(session.config, "_benchmarksession", None)
-    key = perf.machine.key()
-    if bench is not None:
-        # pytest-benchmark names its storage folder after OS and Python only; ours names the
-        # devices and TensorFlow too, so that results of different hardware never mix.
-        bench.machine_id = key
-        bench.storage.default_machine_id = key
-        bench.handle_loading()
-    baselines = baselines_dir(session.config)
-    try:
-        rules = gate_rules.load(baselines)
-        sources = Sources.load(baselines, key, perf.options.history_dir)
-    except (StoreError, gate_rules.RulesError) as error:
-        raise pytest.UsageError(str(error)) from None
-    if perf.ab is not None:
-        return  # an A/B session judges by its pairs, not by history
-    perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
-                             perf.log_dir, history.session_id(), perf.runtime)
-    if perf.options.plan.budget_s is not None:
-        perf.runner.deadline = time.monotonic() + perf.options.plan.budget_s
 
 
 def _params(perf: PerfSession) -> Iterator[Any]:
@@ -189,7 +115,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         raise pytest.UsageError(perf.collection_error)
     if any(name in getattr(item, "fixturenames", ()) for item in session.items
            for name in SUITE_FIXTURES):
-        _start(session, perf)
+        start(session, perf)
 
 
 @pytest.fixture(scope="session")

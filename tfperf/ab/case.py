@@ -21,13 +21,13 @@ from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.cases.options import PerfOptions
 from tfperf.gate.files import write_growing
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.case_runner import injected_fraction
 from tfperf.measure.worker_spec import worker_spec
+from tfperf.options.perf import PerfOptions
 from tfperf.processes.runtime import Runtime
 from tfperf.workload import WorkloadInfo
 

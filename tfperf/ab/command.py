@@ -18,9 +18,10 @@ from typing import Any
 
 from tfperf.ab import report
 from tfperf.ab.case import FORMAT
-from tfperf.ab.verdict import LOOK_RULES, SLOWER
+from tfperf.ab.verdict import SLOWER
 from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
+from tfperf.options.ab_settings import LOOK_RULES
 
 _PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
          "properties": {"order": {"enum": ["AB", "BA"]},

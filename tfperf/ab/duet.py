@@ -30,10 +30,11 @@ import numpy as np
 
 from tfperf.ab import verdict
 from tfperf.ab.random_effects import Pairs
-from tfperf.ab.verdict import ABSettings, Verdict
+from tfperf.ab.verdict import Verdict
 from tfperf.ground.failures import CaseFailure
 from tfperf.measure import figures
 from tfperf.measure.figures import Measured
+from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import cpu_time
 from tfperf.processes.launcher import Cluster, launch
 from tfperf.processes.protocol import WorkerSpec

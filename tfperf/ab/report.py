@@ -17,8 +17,9 @@ from pytest_benchmark.stats import Stats
 
 from tfperf.ab import random_effects
 from tfperf.ab.random_effects import Pairs
-from tfperf.ab.verdict import BONFERRONI, DUETS, SLOWER, UNDECIDED, ABSettings, Verdict, sequential
+from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.report import SUMMARY_ENV, save, slug
+from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
 _stats: Callable[[], Any] = Stats
@@ -146,7 +147,7 @@ def looks_rule(settings: ABSettings) -> str:
                 f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
                 f"spent as the information grows (each case's intervals say their level)")
     levels = ", ".join(f"{c:.1%} at {n}" for n, c in zip(settings.looks(),
-                                                          settings.confidences(), strict=True))
+                                                          confidences(settings), strict=True))
     how = "alpha spent in proportion to the pairs" if settings.look_rule != BONFERRONI else \
         "Bonferroni"
     return (f"pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank "

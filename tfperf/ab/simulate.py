@@ -18,7 +18,8 @@ import numpy as np
 
 from tfperf.ab import verdict
 from tfperf.ab.random_effects import Pairs
-from tfperf.ab.verdict import ABSettings, Verdict
+from tfperf.ab.verdict import Verdict
+from tfperf.options.ab_settings import ABSettings
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ Pure functions: no files, no processes.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -43,96 +42,31 @@ from scipy.stats import t as student_t
 
 from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
+from tfperf.options.ab_settings import BONFERRONI, DUETS, SPENDING, ABSettings
 
 SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
-# How a case is judged (the module's docstring): duets as units, or (sessions kept before)
-# independent pairs with alpha spent by the pairs, or alpha / K at each of K looks.
-DUETS, SPENDING, BONFERRONI = "duets", "spending", "bonferroni"
-LOOK_RULES = (DUETS, SPENDING, BONFERRONI)
 
 
-@dataclass(frozen=True)
-class ABSettings:
-    # The least change that counts, either way: see docs/ab.md for how the A/A runs set it.
-    floor: float = 0.015
-    alpha: float = 0.05  # the chance of a wrong decided verdict in one case, at most
-    min_pairs: int = 16  # the first look; each next one doubles the pairs
-    # The last look. 256 rather than 128: a case that has not changed reaches it, and at 128
-    # its interval was often still too wide to say `same` (docs/ab.md).
-    max_pairs: int = 256
-    # Pairs of side A and side B workers, all alive at once; pairs go round them. Each worker
-    # process runs at its own speed, about 0.5% apart (docs/ab.md): more duets average more of
-    # them out. Even, so that as many duets start A first as start B first.
-    duets: int = 4
-    # A duet's workers measure this many pairs, then end, and a fresh duet takes their place
-    # (0: they measure the whole case). A per-process speed then weighs one duet in many
-    # (docs/ab.md): 16 with 4 duets is 4 duets at 64 pairs, 16 at 256.
-    relay: int = 16
-    # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
-    # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
-    # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one
-    # 0.2 s round per turn gave a slightly narrower interval than one 0.5 s round, in half the
-    # time; 1-2 s turns were wider still (docs/ab.md has the measurement).
-    turn_s: float = 0.2
-    steps_per_round: int = 2
+def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
+    """Each look's bound on |z|, in the order of the looks (under `duets`, for the spreads of
+    `fit`; without one, as if every pair were independent)."""
+    looks = settings.looks()
+    if settings.look_rule == BONFERRONI:
+        return (float(norm.isf(settings.alpha / len(looks) / 2)),) * len(looks)
+    if settings.look_rule == SPENDING or fit is None:
+        return spending.bounds(tuple(n / looks[-1] for n in looks), settings.alpha)
+    information = [1 / fit.variance(duets, inverse) for duets, inverse in settings.designs()]
+    return spending.bounds(spending.fractions(information), settings.alpha)
 
-    # How a case is judged (LOOK_RULES): see the module's docstring.
-    look_rule: str = DUETS
-    # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
-    # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
-    # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.
-    min_duet_sd: float = 0.005
-    # The yardstick as a covariate (random_effects.py). Off: on real sessions it removed too
-    # little of the pairs' variance to pay for itself (docs/ab.md); the share is reported.
-    adjust_yardstick: bool = False
 
-    def looks(self) -> list[int]:
-        """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens the intervals of the others, and
-        a look narrows one as the square root of the pairs: doubling buys the most narrowing
-        per look (16:128 is 4 looks; every 16 pairs it would be 8, each wider)."""
-        looks = [self.min_pairs]
-        while looks[-1] * 2 < self.max_pairs:
-            looks.append(looks[-1] * 2)
-        return looks if looks[-1] == self.max_pairs else [*looks, self.max_pairs]
+def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:
+    """Each look's confidence, in the order of the looks."""
+    return [1 - 2 * float(norm.sf(z)) for z in bounds(settings, fit)]
 
-    def look_index(self, pairs: int) -> int:
-        """The last look `pairs` reach (the first, below it)."""
-        return max(0, sum(look <= pairs for look in self.looks()) - 1)
 
-    def duet_numbers(self, pairs: int) -> np.ndarray:
-        """The duet of each of the first `pairs` pairs, as duet.py schedules them: pairs go
-        round the slots, and a slot's duet is relayed by a fresh one every `relay` pairs."""
-        index = np.arange(pairs)
-        slot, served = index % self.duets, index // self.duets
-        return slot + 1 + (self.duets * (served // self.relay) if self.relay else 0)
-
-    def confidences(self, fit: Fit | None = None) -> list[float]:
-        """Each look's confidence, in the order of the looks (under `duets`, for the spreads
-        of `fit`; without one, as if every pair were independent)."""
-        return [1 - 2 * float(norm.sf(z)) for z in self.bounds(fit)]
-
-    def bounds(self, fit: Fit | None = None) -> tuple[float, ...]:
-        looks = self.looks()
-        if self.look_rule == BONFERRONI:
-            return (float(norm.isf(self.alpha / len(looks) / 2)),) * len(looks)
-        if self.look_rule == SPENDING or fit is None:
-            return spending.bounds(tuple(n / looks[-1] for n in looks), self.alpha)
-        information = [1 / fit.variance(duets, inverse) for duets, inverse in self.designs()]
-        return spending.bounds(spending.fractions(information), self.alpha)
-
-    @functools.cache  # noqa: B019 (frozen settings: a handful of instances per session)
-    def designs(self) -> list[tuple[int, float]]:
-        """Each look's duets, and the mean over them of 1 / their pairs."""
-        found = []
-        for look in self.looks():
-            sizes = np.bincount(self.duet_numbers(look))[1:]
-            sizes = sizes[sizes > 0]
-            found.append((len(sizes), float(np.mean(1 / sizes))))
-        return found
-
-    def confidence_at(self, pairs: int, fit: Fit | None = None) -> float:
-        """The confidence of the interval judged at `pairs`."""
-        return self.confidences(fit)[self.look_index(pairs)]
+def confidence_at(settings: ABSettings, pairs: int, fit: Fit | None = None) -> float:
+    """The confidence of the interval judged at `pairs`."""
+    return confidences(settings, fit)[settings.look_index(pairs)]
 
 
 @dataclass(frozen=True)
@@ -207,7 +141,7 @@ def _room(centre: float, floor: float) -> float:
 
 
 def _independent(ratios: Sequence[float], settings: ABSettings) -> Verdict:
-    confidence = settings.confidence_at(len(ratios))
+    confidence = confidence_at(settings, len(ratios))
     centre, low, high = signed_rank.hodges_lehmann([math.log(r) for r in ratios], confidence)
     lo, hi = math.exp(low), math.exp(high)
     status = _status(lo, hi, settings.floor)
@@ -227,7 +161,7 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
         raise ValueError(f"{len(pairs)} pairs on {fit.duets} duets: judging by duets needs "
                          "more pairs than duets, and two for the order effect")
     n, floor = len(pairs), settings.floor
-    z = settings.bounds(fit)[settings.look_index(n)]
+    z = bounds(settings, fit)[settings.look_index(n)]
     # The bound's tail on Student's t: the within-duet spread is itself estimated.
     tail = float(norm.sf(z))
     critical = float(student_t.isf(tail, fit.effective_df))

@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from tfperf.cases import xla_modes
-from tfperf.equivalence.compare import ArmSpec, Trajectory
+from tfperf.numerics.compare import ArmSpec, Trajectory
 from tfperf.processes import protocol
 from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import CURRENT, Runtime

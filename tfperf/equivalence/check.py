@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 from tfperf.equivalence.arms import ArmResult, ArmRunner
-from tfperf.equivalence.compare import ArmSpec, Differences, differences, problems, same_start
-from tfperf.equivalence.tolerances import tolerance
+from tfperf.numerics.compare import ArmSpec, Differences, differences, problems, same_start
+from tfperf.numerics.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
 
 if TYPE_CHECKING:
-    from tfperf.cases.options import PerfOptions
+    from tfperf.options.perf import PerfOptions
 
 BATCH_SIZES = (4, 8, 16)
 MAX_STEPS = 4  # the tolerances were measured at this many steps (benchmarks/xla_noise_floor.py)

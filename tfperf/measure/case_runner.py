@@ -17,7 +17,6 @@ import pytest
 
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.cases.options import PerfOptions
 from tfperf.gate import case as case_gate
 from tfperf.gate import fingerprint, history
 from tfperf.gate.case import CaseGate, Sources
@@ -27,6 +26,7 @@ from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import worker_spec
+from tfperf.options.perf import PerfOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime

@@ -4,8 +4,8 @@ session's options: shared by the measured cases and the A/B comparison."""
 from __future__ import annotations
 
 from tfperf.cases.matrix import Case
-from tfperf.cases.options import PerfOptions
 from tfperf.ground.tiers import MEASUREMENT
+from tfperf.options.perf import PerfOptions
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.workload import WorkloadInfo
 

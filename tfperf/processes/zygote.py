@@ -37,7 +37,7 @@ from typing import Any
 
 # What a worker, a cluster task and an equivalence arm import before their first step. Not
 # the entry modules themselves: runpy runs those afresh as __main__.
-PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.equivalence.compare",
+PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.numerics.compare",
            *(f"tfperf.worker.{name}" for name in (
                "training", "pool", "flops", "peak", "checks", "figures", "topology", "xla_proof",
                "xla_trace", "pipelines.synthetic", "pipelines.tfrecord", "pipelines.feed",

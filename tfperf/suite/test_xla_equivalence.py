@@ -3,7 +3,7 @@
 Each example trains the drawn workload twice from identical initial weights on identical
 batches, once with XLA off and once with the drawn mode (auto-clustering or jit_compile), and
 compares the loss at every step, the gradients of the first step and the weights after the
-last, within the precision's measured tolerance (tfperf/equivalence/tolerances.py). The XLA arm must show
+last, within the precision's measured tolerance (tfperf/numerics/tolerances.py). The XLA arm must show
 XLA executions in its profiler trace. Profiles: `ci` (few, derandomized) and `nightly`
 (many, with a persistent example database): --hypothesis-profile or
 $TFPERF_HYPOTHESIS_PROFILE.

@@ -20,7 +20,7 @@ from tfperf.worker.checks import classify
 def main() -> int:
     without_plotting()
     channel = claim_stdout()
-    from tfperf.equivalence import compare
+    from tfperf.numerics import compare
     from tfperf.worker import trajectory
 
     for line in sys.stdin:

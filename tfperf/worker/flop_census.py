@@ -1,5 +1,5 @@
 """FLOPs per trained example of every workload in a folder, at one size: `python -m
-tfperf.worker.flop_census FOLDER SIZE`, started by tfperf.cases.flops_census.
+tfperf.worker.flop_census FOLDER SIZE`, started by tfperf.plan.flops_cache.
 
 Counted from each workload's traced forward and gradient at batch 1 (FLOPs grow linearly with
 the batch), in fp32 and its first layout, on the CPU, as the suite counts them for MFU.

@@ -12,11 +12,11 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from tfperf.equivalence.compare import FAULTS
+from tfperf.numerics.compare import FAULTS
 from tfperf.workload import ModelConfig, Workload
 
-# As described in tfperf.equivalence.compare.FAULTS; large enough to stand out from every dtype's
-# tolerance (tfperf/equivalence/tolerances.py).
+# As described in tfperf.numerics.compare.FAULTS; large enough to stand out from every dtype's
+# tolerance (tfperf/numerics/tolerances.py).
 GRADIENT_SCALE = 1.25
 EPSILON_FACTOR = 100.0
 

@@ -1,4 +1,4 @@
-"""XLA equivalence, worker side: train one arm and save what it did (tfperf/equivalence/compare.py).
+"""XLA equivalence, worker side: train one arm and save what it did (tfperf/numerics/compare.py).
 
 The arm trains through the same Trainer as a measured case, so the equivalence covers the code
 whose speed the suite reports. The whole arm is profiled, so the caller learns how many XLA
@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from tfperf.cases.xla_modes import MODES
-from tfperf.equivalence import compare
+from tfperf.numerics import compare
 from tfperf.worker import strategies, training, xla_trace
 from tfperf.worker.numeric_faults import FaultyWorkload
 from tfperf.workload import ModelConfig, Workload, load_module

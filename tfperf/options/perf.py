@@ -6,27 +6,28 @@ one line that names the option, the value and what is valid, before any case run
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from tfperf.ab import options as ab_options
-from tfperf.ab.options import ABOptions
-from tfperf.cases import plan_options
 from tfperf.cases.matrix import AXIS_BY_NAME
-from tfperf.cases.plan_options import PlanOptions
 from tfperf.cases.requirements import VIRTUAL_POLICIES
-from tfperf.equivalence.compare import FAULTS, ArmSpec
 from tfperf.gate.statistics import GateSettings
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import MEASUREMENT, Tier
+from tfperf.numerics.compare import FAULTS, ArmSpec
+from tfperf.options import ab as ab_options
+from tfperf.options import plan as plan_options
+from tfperf.options import runtime
+from tfperf.options.ab import ABOptions
+from tfperf.options.plan import PlanOptions
+from tfperf.options.values import ON_OFF, one_of, percent, positive_float, positive_int
 from tfperf.processes.cluster import CLUSTER_MODES
 from tfperf.processes.protocol import ALL_REDUCE, FILE_LAYOUTS
 
 DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
-ON_OFF = ("on", "off")
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class PerfOptions:
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
-    ab: ABOptions = field(default_factory=ABOptions)  # the TensorFlow under test, A/B baseline
+    tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
+    ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -145,28 +147,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-xla-example", metavar="JSON",
                     help="Run the XLA equivalence check on this one example (as printed by a "
                          "failure) instead of drawing examples.")
+    runtime.add(group)
     plan_options.add(group)
     ab_options.add(group)
-
-
-def _positive_int(option: str, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{option}: {text!r} is not a whole number of at least 1")
-    return value
-
-
-def _positive_float(option: str, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise ValueError(f"{option}: {text!r} is not a number greater than 0")
-    return value
 
 
 def _tier(text: str) -> Tier:
@@ -176,20 +159,13 @@ def _tier(text: str) -> Tier:
         raise ValueError(f"--perf-tier: {error}") from None
 
 
-def _percent(option: str, text: str) -> float:
-    percent = _positive_float(option, text.strip().rstrip("%"))
-    if percent >= 100:
-        raise ValueError(f"{option}: {text!r} must be a percentage between 0 and 100")
-    return percent / 100
-
-
 def _gate(get: Callable[[str], str | None]) -> GateSettings:
     defaults = GateSettings()
     z, floor, history = get("perf_z"), get("perf_effect_floor"), get("perf_min_history")
     return GateSettings(
-        z=_positive_float("--perf-z", z) if z else defaults.z,
-        floor=_percent("--perf-effect-floor", floor) if floor else defaults.floor,
-        min_history=_positive_int("--perf-min-history", history) if history
+        z=positive_float("--perf-z", z) if z else defaults.z,
+        floor=percent("--perf-effect-floor", floor) if floor else defaults.floor,
+        min_history=positive_int("--perf-min-history", history) if history
         else defaults.min_history)
 
 
@@ -216,7 +192,7 @@ def _only(items: list[str], workloads: list[str]) -> dict[str, tuple[str, ...]]:
 
 def _injection(text: str) -> Injection:
     fraction, _, pattern = text.partition("@")
-    return Injection(_positive_float("--perf-inject-slowdown", fraction), pattern)
+    return Injection(positive_float("--perf-inject-slowdown", fraction), pattern)
 
 
 def _profile(texts: list[str]) -> tuple[str, ...]:
@@ -224,12 +200,6 @@ def _profile(texts: list[str]) -> tuple[str, ...]:
         raise ValueError("--perf-profile: empty; give text from the ids of the cases to profile, "
                          "or 'all'")
     return tuple(texts)
-
-
-def _one_of(option: str, noun: str, text: str, valid: Iterable[str]) -> str:
-    if text not in valid:
-        raise ValueError(f"{option}: no {noun} {text!r}; valid: {', '.join(valid)}")
-    return text
 
 
 def _example(text: str) -> ArmSpec:
@@ -256,44 +226,45 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
         return PerfOptions(
             tier=tier,
             only=_only(only_items, workload_names(workloads_dir)) if only_items else {},
-            batch_size=_positive_int("--perf-batch-size", batch) if batch else None,
-            warmup_rounds=_positive_int("--perf-warmup-rounds", get("perf_warmup_rounds"))
+            batch_size=positive_int("--perf-batch-size", batch) if batch else None,
+            warmup_rounds=positive_int("--perf-warmup-rounds", get("perf_warmup_rounds"))
             if get("perf_warmup_rounds") else measurement.warmup_rounds,
-            rounds=_positive_int("--perf-rounds", get("perf_rounds"))
+            rounds=positive_int("--perf-rounds", get("perf_rounds"))
             if get("perf_rounds") else measurement.rounds,
-            steps_per_round=_positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
+            steps_per_round=positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
             if get("perf_steps_per_round") else ab.settings.steps_per_round if ab.baseline
             else measurement.steps_per_round,
-            timeout_s=_positive_float("--perf-timeout", timeout) if timeout
+            timeout_s=positive_float("--perf-timeout", timeout) if timeout
             else DEFAULT_TIMEOUT_S[tier],
             gate=_gate(get),
-            rerun=_one_of("--perf-rerun", "value", get("perf_rerun"), ON_OFF) == "on"
+            rerun=one_of("--perf-rerun", "value", get("perf_rerun"), ON_OFF) == "on"
             if get("perf_rerun") else tier is not Tier.SMOKE,
-            gating=_one_of("--perf-gate", "value", get("perf_gate"), ON_OFF) == "on",
+            gating=one_of("--perf-gate", "value", get("perf_gate"), ON_OFF) == "on",
             history_dir=Path(config.rootpath, get("perf_history")),
             workloads_dir=workloads_dir,
             cache_dir=Path(config.rootpath, get("perf_cache_dir")),
-            file_layout=_one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),
+            file_layout=one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),
                                 FILE_LAYOUTS),
-            virtual_devices=_one_of("--perf-virtual-devices", "value",
+            virtual_devices=one_of("--perf-virtual-devices", "value",
                                     get("perf_virtual_devices"), VIRTUAL_POLICIES),
-            all_reduce=_one_of("--perf-all-reduce", "algorithm", get("perf_all_reduce"),
+            all_reduce=one_of("--perf-all-reduce", "algorithm", get("perf_all_reduce"),
                                ALL_REDUCE),
-            size=_one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
+            size=one_of("--perf-size", "size", get("perf_size"), ("tiny", "full"))
             if get("perf_size") else None,
-            cluster=_one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
+            cluster=one_of("--perf-cluster", "mode", get("perf_cluster"), CLUSTER_MODES),
             profile=_profile(get("perf_profile")),
-            profile_regressions=_one_of("--perf-profile-regressions", "value",
+            profile_regressions=one_of("--perf-profile-regressions", "value",
                                         get("perf_profile_regressions"), ON_OFF) == "on"
             if get("perf_profile_regressions") else tier is not Tier.SMOKE,
             profile_dir=Path(config.rootpath, get("perf_profile_dir")),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             retrace_fault=get("perf_retrace_fault") or None,
-            xla_fault=_one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), FAULTS)
+            xla_fault=one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), FAULTS)
             if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
+            tensorflow=runtime.parse(get),
             ab=ab,
         )
     except ValueError as error:

@@ -8,12 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfperf.cases import estimate, flops_census, plan, requirements, selection
+from tfperf.cases import requirements
 from tfperf.cases.matrix import Case
-from tfperf.cases.options import PerfOptions
 from tfperf.gate.history import History
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import MEASUREMENT, Measurement
+from tfperf.options.perf import PerfOptions
+from tfperf.plan import budget, estimate, flops_cache, selection
 from tfperf.workload import WorkloadInfo
 
 
@@ -48,28 +49,28 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
     else:
         ordered = runnable
     size = options.size or MEASUREMENT[options.tier].size
-    flops, note = flops_census.read(options.workloads_dir, size, options.cache_dir,
+    flops, note = flops_cache.read(options.workloads_dir, size, options.cache_dir,
                                     log_dir / "flop_census.log")
     measured = Measurement(size, options.warmup_rounds, options.rounds, options.steps_per_round)
     estimator = estimate.Estimator(
         machine, measured,
         lambda c: options.batch_size or workloads[c.workload].batch_size(size, c.precision),
         flops, past, options.ab.settings if options.ab.baseline else None)
-    planned = [plan.Planned(c, *estimator.seconds(c)) for c in ordered]
-    kept, dropped = plan.within_budget(planned, options.plan.budget_s)
+    planned = [budget.Planned(c, *estimator.seconds(c)) for c in ordered]
+    kept, dropped = budget.within_budget(planned, options.plan.budget_s)
     others: set[Case] = set()
     title = f"{options.tier.label} tier on {machine.key()}"
     if chosen is not None:
         title = f"nightly selection ({len(chosen.cases)} of {len(cases)} cases) on {machine.key()}"
     if options.plan.shard is not None:
         index, count = options.plan.shard
-        mine = plan.shard(kept, index, count)
+        mine = budget.shard(kept, index, count)
         others = {p.case for p in kept} - {p.case for p in mine}
         title += f", shard {index}/{count}"
         kept = mine
-    budget = options.plan.budget_s
-    why = f"left out by the {plan.hours(budget or 0)} budget (--perf-budget): lower priority"
-    lines = plan.describe(title, kept, dropped, _coverage(chosen), budget)
+    budget_s = options.plan.budget_s
+    why = f"left out by the {budget.hours(budget_s or 0)} budget (--perf-budget): lower priority"
+    lines = budget.describe(title, kept, dropped, _coverage(chosen), budget_s)
     if note:
         lines.append(note)
     return SessionPlan(frozenset(p.case for p in kept), {p.case: why for p in dropped},

@@ -32,51 +32,24 @@ the yardstick bursts, where step time = FLOPs of a step / the device's effective
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from tfperf.ab.verdict import ABSettings
 from tfperf.cases.matrix import Case
 from tfperf.gate.history import Run
-from tfperf.ground.machine import Gpu, Machine
+from tfperf.ground.gpu_models import RESNET50_IMAGES_PER_SEC
+from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import Measurement
+from tfperf.options.ab_settings import ABSettings
 
 RESNET50_FLOPS_PER_EXAMPLE = 12.3e9
-# img/s of ResNet-50 v1.5 training on one device: (fp32 or TF32, mixed precision).
-RESNET50_IMAGES_PER_SEC: dict[str, tuple[float, float]] = {
-    "H100": (2 * 909.0, 2 * 2375.0),  # assumed: twice the A100
-    "A100": (909.0, 2375.0),
-    "V100": (412.0, 1270.0),
-}
-GPU_MEMORY_BYTES = {"H100": 80 << 30, "A100": 40 << 30, "V100": 16 << 30}
 CPU_FLOPS_PER_SEC = 70e9
 SCALING = 0.9
 STARTUP_S = 20.0
 TASK_STARTUP_S = 10.0
 COMPILE_S = {"off": 10.0, "auto": 40.0, "jit": 40.0}
 YARDSTICK_S = 0.1
-_ASSUMED = re.compile(r"^(\d+)x([A-Za-z0-9]+)$")
-
-
-class PlanError(ValueError):
-    """A plan option that cannot be honoured; its message is one line for the user."""
-
-
-def assumed_machine(machine: Machine, text: str) -> Machine:
-    """This machine with the GPUs `text` (for example 8xH100) instead of its own: a plan for a
-    runner that is not this one."""
-    found = _ASSUMED.match(text.strip())
-    models = ", ".join(RESNET50_IMAGES_PER_SEC)
-    if not found or found.group(2).upper() not in RESNET50_IMAGES_PER_SEC \
-            or not 1 <= int(found.group(1)) <= 64:
-        raise PlanError(f"--perf-assume-devices: {text!r} is not COUNTxMODEL with COUNT 1-64 and "
-                        f"MODEL one of {models} (for example 8xH100)")
-    model = found.group(2).upper()
-    gpus = tuple(Gpu(f"NVIDIA {model} (assumed)", GPU_MEMORY_BYTES[model], f"assumed-{i}")
-                 for i in range(int(found.group(1))))
-    return replace(machine, gpus=gpus, gpu_unavailable_reason=None, driver="assumed")
 
 
 def _gpu_model(machine: Machine) -> str | None:

@@ -10,34 +10,10 @@ the same runner, and the runners' totals differ by at most one case's time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tfperf.cases.estimate import PlanError
 from tfperf.cases.matrix import Case
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([hms])$")
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-
-
-def parse_budget(text: str) -> float | None:
-    """Seconds from `4h`, `90m` or `3600s`; None for `none`."""
-    if text.strip().lower() == "none":
-        return None
-    found = _DURATION.match(text.strip().lower())
-    if not found or float(found.group(1)) <= 0:
-        raise PlanError(f"--perf-budget: {text!r} is not a duration like 4h, 90m or 3600s "
-                        "(or none)")
-    return float(found.group(1)) * _UNITS[found.group(2)]
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """(index, count) from `I/N`, 1 <= I <= N."""
-    found = re.match(r"^(\d+)/(\d+)$", text.strip())
-    if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
-        raise PlanError(f"--perf-shard: {text!r} is not I/N with 1 <= I <= N (for example 2/8)")
-    return int(found.group(1)), int(found.group(2))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""The options that name the TensorFlow under test and the A/B comparison's baseline side.
+"""The options of an A/B comparison: its baseline side (side A) and how its cases are judged.
 
-Each spec is checked here (a requirement that parses, a wheel or an interpreter that exists);
-its environment is built when the session starts, before any case (tfperf.plugin).
+Side A's spec is checked here (a requirement that parses, a wheel or an interpreter that
+exists); its environment is built when the session starts, before any case (tfperf.plugin).
 """
 
 from __future__ import annotations
@@ -10,19 +10,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from tfperf.ab.verdict import ABSettings
-from tfperf.processes import environments
+from tfperf.options.ab_settings import ABSettings
+from tfperf.options.runtime import spec
+from tfperf.options.values import number
 
-TENSORFLOW_ENV = "TFPERF_TENSORFLOW"
 BASELINE_ENV = "TFPERF_BASELINE"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class ABOptions:
-    tensorflow: str = "current"  # side B, and every worker of a session that is not an A/B one
     baseline: str | None = None  # side A's spec: an A/B session when set
     baseline_env: dict[str, str] = field(default_factory=dict)
     baseline_workloads: Path | None = None  # side A's workloads folder, if not the session's
@@ -31,10 +29,6 @@ class ABOptions:
 
 def add(group: Any) -> None:
     defaults = ABSettings()
-    group.addoption("--perf-tensorflow", metavar="SPEC",
-                    help="The TensorFlow under test: a pip requirement (tensorflow-cpu==2.20.0), "
-                         "a wheel file, the path of a Python interpreter, or current (default: "
-                         f"${TENSORFLOW_ENV}, else the pinned one). Built once, cached.")
     group.addoption("--perf-baseline", metavar="SPEC",
                     help="Compare every case with this TensorFlow (side A) round by round, in "
                          "interleaved pairs; current is the session's own (an A/A run) "
@@ -64,14 +58,6 @@ def add(group: Any) -> None:
                          f"(default: {defaults.turn_s:g}).")
 
 
-def _spec(option: str, text: str) -> str:
-    try:
-        environments.kind(text)
-    except environments.SpecError as error:
-        raise ValueError(f"{option}: {error}") from None
-    return text
-
-
 def _variables(items: list[str]) -> dict[str, str]:
     found = {}
     for item in items:
@@ -82,20 +68,6 @@ def _variables(items: list[str]) -> dict[str, str]:
     return found
 
 
-def _number(option: str, text: str | None, default: T, convert: Callable[[str], T],
-            valid: Callable[[T], bool], says: str) -> T:
-    """The option's value, the default when not given; a bad one raises with one line."""
-    if not text:
-        return default
-    try:
-        value = convert(text)
-    except ValueError:
-        value = None
-    if value is None or not valid(value):
-        raise ValueError(f"{option}: {text!r} is not {says}")
-    return value
-
-
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
               duets: str | None, relay: str | None) -> ABSettings:
     defaults = ABSettings()
@@ -104,19 +76,19 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         low, _, high = text.partition(":")
         return int(low), int(high or low)
 
-    least, most = _number("--perf-ab-pairs", pairs, (defaults.min_pairs, defaults.max_pairs),
+    least, most = number("--perf-ab-pairs", pairs, (defaults.min_pairs, defaults.max_pairs),
                           min_max, lambda v: 6 <= v[0] <= v[1], "MIN:MAX with 6 <= MIN <= MAX")
     settings = ABSettings(
-        floor=_number("--perf-ab-floor", floor, defaults.floor,
+        floor=number("--perf-ab-floor", floor, defaults.floor,
                       lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0 < v < 0.5,
                       "a percentage above 0 and below 50"),
         min_pairs=least, max_pairs=most,
-        turn_s=_number("--perf-ab-turn", turn, defaults.turn_s, float, lambda v: 0 <= v <= 60,
+        turn_s=number("--perf-ab-turn", turn, defaults.turn_s, float, lambda v: 0 <= v <= 60,
                        "a number of seconds from 0 to 60"),
         # Even: half the duets start A's worker first, half B's (duet.py).
-        duets=_number("--perf-ab-duets", duets, defaults.duets, int,
+        duets=number("--perf-ab-duets", duets, defaults.duets, int,
                       lambda v: 2 <= v <= 16 and v % 2 == 0, "an even number from 2 to 16"),
-        relay=_number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v == 0 or v >= 2,
+        relay=number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v == 0 or v >= 2,
                       "a whole number of pairs from 2 (0: never)"))
     # The verdict estimates each duet's own speed from its pairs and the order effect from
     # their spread within duets (random_effects.py): the first look needs two pairs a duet.
@@ -129,7 +101,6 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
 
 def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     """Raises ValueError with one line on a bad value."""
-    tensorflow = get("perf_tensorflow") or os.environ.get(TENSORFLOW_ENV) or "current"
     baseline = get("perf_baseline") or os.environ.get(BASELINE_ENV) or None
     comparing = {"--perf-baseline-env": get("perf_baseline_env"),
                  "--perf-baseline-workloads": get("perf_baseline_workloads"),
@@ -145,8 +116,7 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     if folder is not None and not folder.is_dir():
         raise ValueError(f"--perf-baseline-workloads: no folder {workloads!r}")
     return ABOptions(
-        tensorflow=_spec("--perf-tensorflow", tensorflow),
-        baseline=_spec("--perf-baseline", baseline) if baseline else None,
+        baseline=spec("--perf-baseline", baseline) if baseline else None,
         baseline_env=_variables(get("perf_baseline_env")),
         baseline_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),

@@ -3,7 +3,7 @@
 An arm trains a workload from given initial weights on given batches for a few steps and
 saves, as .npz (read without pickle), the loss at every step, the gradients at the first step
 and the weights after the last. Two arms agree when every loss, every variable's gradient and
-every variable's final value differ by less than the dtype's tolerance (tfperf/equivalence/tolerances.py),
+every variable's final value differ by less than the dtype's tolerance (tfperf/numerics/tolerances.py),
 as a norm-wise relative error, and nothing is NaN or infinite.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tfperf.equivalence.tolerances import Tolerance
+from tfperf.numerics.tolerances import Tolerance
 
 # Test-only numerical faults (tfperf/worker/numeric_faults.py), for proving that the check can fail.
 FAULTS = {

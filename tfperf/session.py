@@ -1,0 +1,114 @@
+"""A session of the suite: its options, machine, runtimes and runner, and what it sets up
+before its first case. The plugin (tfperf.plugin) keeps one in pytest's stash."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tfperf.ab import sides
+from tfperf.ab.case import ABRunner
+from tfperf.cases import catalog
+from tfperf.equivalence.check import EquivalenceCheck
+from tfperf.gate import history
+from tfperf.gate import rules as gate_rules
+from tfperf.gate.case import Sources
+from tfperf.gate.files import StoreError
+from tfperf.ground.machine import Machine
+from tfperf.measure.case_runner import CaseRunner
+from tfperf.options.perf import PerfOptions
+from tfperf.plan.session_plan import SessionPlan
+from tfperf.processes import session_runtimes
+from tfperf.processes.environments import SpecError
+from tfperf.processes.runtime import CURRENT, Runtime
+from tfperf.workload import WorkloadError, WorkloadInfo
+
+
+@dataclass
+class PerfSession:
+    options: PerfOptions
+    machine: Machine
+    log_dir: Path
+    runner: CaseRunner | None = None
+    equivalence: EquivalenceCheck | None = None
+    history_file: Path | None = None
+    report_lines: list[str] | None = None
+    # A workloads folder that cannot be read, found while collecting (see generate_tests).
+    collection_error: str | None = None
+    plan: SessionPlan | None = None
+    runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
+    ab: ABRunner | None = None  # an A/B session's runner (then `runner` is None)
+
+    def workloads(self) -> dict[str, WorkloadInfo]:
+        return discover(self.options.workloads_dir, self.log_dir)
+
+
+@cache
+def discover(directory: Path, log_dir: Path) -> dict[str, WorkloadInfo]:
+    try:
+        return catalog.read(directory, log_dir / "catalog.log")
+    except WorkloadError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+RESULTS = Path(".perf-results")
+
+
+def baselines_dir(config: pytest.Config) -> Path:
+    """pytest-benchmark's storage folder (--benchmark-storage, baselines/ by pytest.ini)."""
+    bench = getattr(config, "_benchmarksession", None)
+    return Path(str(bench.storage)) if bench is not None else config.rootpath / "baselines"
+
+
+def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
+    """The TensorFlow under test (and side A's) built and probed; the machine keyed by its
+    version, so each TensorFlow keeps its own history and baselines; the A/B runner if any.
+    A listing (or a plan) runs nothing, so builds nothing."""
+    if config.option.collectonly:
+        return
+    ab = perf.options.ab
+    say = config.pluginmanager.get_plugin("terminalreporter")
+    try:
+        runtimes = session_runtimes.prepare(
+            perf.options.tensorflow, (ab.baseline, ab.baseline_env) if ab.baseline else None,
+            perf.machine.tensorflow, perf.options.cache_dir, perf.log_dir / "environments.log",
+            say.write_line if say is not None else lambda _: None)
+    except SpecError as error:
+        raise pytest.UsageError(str(error)) from None
+    perf.runtime = runtimes.under_test
+    perf.machine = replace(perf.machine, tensorflow=runtimes.under_test.tensorflow)
+    if runtimes.baseline is not None:
+        perf.ab = sides.runner(perf.options, runtimes.baseline, runtimes.under_test,
+                               perf.machine, perf.log_dir, config.rootpath / RESULTS,
+                               lambda folder: discover(folder, perf.log_dir), perf.workloads)
+
+
+def start(session: pytest.Session, perf: PerfSession) -> None:
+    """What a session that runs the suite needs before its first case: the sides' TensorFlow,
+    pytest-benchmark's storage keyed by this machine, the gate's rules, baselines and history,
+    the case runner. Another repository's own tests collect no case and change none of it."""
+    prepare_runtimes(session.config, perf)
+    bench = getattr(session.config, "_benchmarksession", None)
+    key = perf.machine.key()
+    if bench is not None:
+        # pytest-benchmark names its storage folder after OS and Python only; ours names the
+        # devices and TensorFlow too, so that results of different hardware never mix.
+        bench.machine_id = key
+        bench.storage.default_machine_id = key
+        bench.handle_loading()
+    baselines = baselines_dir(session.config)
+    try:
+        rules = gate_rules.load(baselines)
+        sources = Sources.load(baselines, key, perf.options.history_dir)
+    except (StoreError, gate_rules.RulesError) as error:
+        raise pytest.UsageError(str(error)) from None
+    if perf.ab is not None:
+        return  # an A/B session judges by its pairs, not by history
+    perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
+                             perf.log_dir, history.session_id(), perf.runtime)
+    if perf.options.plan.budget_s is not None:
+        perf.runner.deadline = time.monotonic() + perf.options.plan.budget_s

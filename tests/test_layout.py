@@ -65,6 +65,24 @@ def test_the_pytest_process_never_imports_tensorflow() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_the_layers_hold_and_an_import_back_up_breaks_them(tmp_path: Path) -> None:
+    """pyproject.toml's layers are kept by the code, and a copy of it with one import from a
+    lower layer back up to a higher one (the cases to the plan) fails, naming that import."""
+    assert _lint_imports(REPO).returncode == 0
+    shutil.copytree(PACKAGE, tmp_path / "tfperf", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    with (tmp_path / "tfperf" / "cases" / "matrix.py").open("a") as module:
+        module.write("from tfperf.plan import budget  # noqa\n")
+    done = _lint_imports(tmp_path)
+    assert done.returncode != 0
+    assert "tfperf.cases.matrix -> tfperf.plan.budget" in done.stdout, done.stdout
+
+
 def test_no_module_needs_scrolling() -> None:
     long = {_module(p): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_LINES}

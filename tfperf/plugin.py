@@ -11,16 +11,13 @@ from typing import Any
 
 import pytest
 
-from tfperf.ab.case import ABRunner
 from tfperf.cases import matrix, requirements, xla_modes
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
-from tfperf.gate import report as gate_report
 from tfperf.gate.files import StoreError
 from tfperf.ground.machine import detect
-from tfperf.measure import report
-from tfperf.measure.case_runner import CaseRunner
+from tfperf.measure.runner_protocol import Runner
 from tfperf.options import perf as options
 from tfperf.plan import session_plan
 from tfperf.processes import warm_start
@@ -136,9 +133,8 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 
 
 @pytest.fixture
-def perf_runner(request: pytest.FixtureRequest) -> CaseRunner | ABRunner:
-    perf = request.config.stash[SESSION]
-    runner = perf.ab or perf.runner
+def perf_runner(request: pytest.FixtureRequest) -> Runner:
+    runner = request.config.stash[SESSION].runner
     assert runner is not None
     return runner
 
@@ -147,20 +143,9 @@ def perf_runner(request: pytest.FixtureRequest) -> CaseRunner | ABRunner:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
-    perf = item.config.stash[SESSION]
-    callspec = getattr(item, "callspec", None)
-    if report.when == "call" and report.passed and callspec and perf.runner:
-        record = perf.runner.record_for(callspec.params.get("perf_case"))
-        if record is not None and record.gate is not None:
-            report.user_properties.append(("tfperf_gate", record.gate.status))
-    if report.when == "call" and callspec and perf.runner:
-        perf.history_file = perf.runner.keep_runs() or perf.history_file
-        bench = getattr(item.config, "_benchmarksession", None)
-        if bench is not None and not bench.json:
-            # A session that measured something always leaves the JSON that
-            # `pytest-benchmark compare` reads.
-            bench.json = item.config.rootpath / RESULTS / "reports" / "benchmark.json"
-            bench.json.parent.mkdir(parents=True, exist_ok=True)
+    runner = item.config.stash[SESSION].runner
+    if runner is not None:
+        runner.reported(item, report)
     return report
 
 
@@ -175,18 +160,10 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Keep every run of the session (the history), then write the reports."""
+    """Keep every case of the session, then write the reports."""
     perf = session.config.stash.get(SESSION, None)
-    if perf is not None and perf.ab is not None and perf.ab.records:
-        perf.report_lines = perf.ab.reports(session.config.rootpath / RESULTS / "reports" / "ab")
-    if perf is None or perf.runner is None:
-        return
-    perf.history_file = perf.runner.keep_runs() or perf.history_file
-    gates = [r.gate for r in perf.runner.records if r.gate is not None]
-    if gates:
-        perf.report_lines = gate_report.write_reports(
-            gates, session.config.rootpath / RESULTS / "reports",
-            f"{perf.options.tier.label} tier on {perf.machine.key()}")
+    if perf is not None and perf.runner is not None:
+        perf.runner.finish(session.config.rootpath / RESULTS / "reports")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -196,31 +173,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]
                                          ) -> None:
-    perf = config.stash[SESSION]
-    if perf.runner is None:
-        return  # not a session of the suite: another project's benchmarks
-    machine_info["tfperf"] = {**perf.machine.benchmark_info(perf.runner.build),
-                              "tier": perf.options.tier.label}
+    runner = config.stash[SESSION].runner
+    info = runner.machine_info() if runner is not None else None
+    if info is not None:  # else not the suite's session: another project's benchmarks
+        machine_info["tfperf"] = info
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config
                             ) -> None:
     perf = config.stash.get(SESSION, None)
+    if perf is None:
+        return
     sections = []
-    if perf is not None and perf.equivalence is not None and perf.equivalence.examples_run:
+    if perf.equivalence is not None and perf.equivalence.examples_run:
         sections.append(("tfperf: XLA equivalence", perf.equivalence.summary()))
-    if perf is not None and perf.ab is not None and perf.ab.records:
-        sections.append((f"tfperf A/B: {perf.options.tier.label} tier on {perf.machine.key()}",
-                         perf.ab.summary() + (perf.report_lines or [])))
+    if perf.runner is not None:
+        sections.extend(perf.runner.sections())
     for title, lines in sections:
         terminalreporter.section(title)
         for line in lines:
             terminalreporter.write_line(line)
-    if perf is None or perf.runner is None or not perf.runner.records:
-        return
-    terminalreporter.section(
-        f"tfperf: {perf.options.tier.label} tier on {perf.machine.key()}")
-    for line in [*report.table(perf.runner.records), *(perf.report_lines or [])]:
-        terminalreporter.write_line(line)
-    if perf.history_file is not None:
-        terminalreporter.write_line(f"runs kept in {perf.history_file}")

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tfperf.ab import sides
-from tfperf.ab.case import ABRunner
 from tfperf.cases import catalog
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.gate import history
@@ -20,6 +19,7 @@ from tfperf.gate.case import Sources
 from tfperf.gate.files import StoreError
 from tfperf.ground.machine import Machine
 from tfperf.measure.case_runner import CaseRunner
+from tfperf.measure.runner_protocol import Runner
 from tfperf.options.perf import PerfOptions
 from tfperf.plan.session_plan import SessionPlan
 from tfperf.processes import session_runtimes
@@ -33,15 +33,12 @@ class PerfSession:
     options: PerfOptions
     machine: Machine
     log_dir: Path
-    runner: CaseRunner | None = None
+    runner: Runner | None = None  # the single-case runner, or an A/B session's
     equivalence: EquivalenceCheck | None = None
-    history_file: Path | None = None
-    report_lines: list[str] | None = None
     # A workloads folder that cannot be read, found while collecting (see generate_tests).
     collection_error: str | None = None
     plan: SessionPlan | None = None
     runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
-    ab: ABRunner | None = None  # an A/B session's runner (then `runner` is None)
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return discover(self.options.workloads_dir, self.log_dir)
@@ -82,9 +79,9 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
     perf.runtime = runtimes.under_test
     perf.machine = replace(perf.machine, tensorflow=runtimes.under_test.tensorflow)
     if runtimes.baseline is not None:
-        perf.ab = sides.runner(perf.options, runtimes.baseline, runtimes.under_test,
-                               perf.machine, perf.log_dir, config.rootpath / RESULTS,
-                               lambda folder: discover(folder, perf.log_dir), perf.workloads)
+        perf.runner = sides.runner(perf.options, runtimes.baseline, runtimes.under_test,
+                                   perf.machine, perf.log_dir, config.rootpath / RESULTS,
+                                   lambda folder: discover(folder, perf.log_dir), perf.workloads)
 
 
 def start(session: pytest.Session, perf: PerfSession) -> None:
@@ -106,9 +103,10 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
         sources = Sources.load(baselines, key, perf.options.history_dir)
     except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
-    if perf.ab is not None:
+    if perf.runner is not None:
         return  # an A/B session judges by its pairs, not by history
-    perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
-                             perf.log_dir, history.session_id(), perf.runtime)
+    runner = perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
+                                      perf.log_dir, history.session_id(), perf.runtime,
+                                      session.config.rootpath / RESULTS / "reports")
     if perf.options.plan.budget_s is not None:
-        perf.runner.deadline = time.monotonic() + perf.options.plan.budget_s
+        runner.deadline = time.monotonic() + perf.options.plan.budget_s

@@ -24,9 +24,8 @@ from tfperf.cases.matrix import Case
 from tfperf.gate.files import write_growing
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry
-from tfperf.measure.case_runner import injected_fraction
-from tfperf.measure.worker_spec import worker_spec
+from tfperf.measure import figures, gpu_telemetry, training_checks
+from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.perf import PerfOptions
 from tfperf.processes.runtime import Runtime
 from tfperf.workload import WorkloadInfo
@@ -75,15 +74,10 @@ def _check(side: Side, duel: Duel) -> None:
     rounds = duel.sides[side.name]
     for number, ready in rounds.readies.items():
         finished = rounds.finished[number]
-        first, last = ready["loss_first"], finished["loss_last"]
-        where = f"{side.label()}, duet {number}"
-        if not last < first:
-            raise CaseFailure("loss_not_falling", f"{where}: loss went from {first:.4g} to "
-                              f"{last:.4g}: the workload did not learn, so its speed means nothing")
-        unsteady = figures.unsteady(finished["traces_during_measurement"],
-                                    finished["compilations_during_measurement"])
-        if unsteady:
-            raise CaseFailure("not_steady", f"{where}: during the measured rounds {unsteady}")
+        training_checks.check(ready["loss_first"], finished["loss_last"],
+                              finished["traces_during_measurement"],
+                              finished["compilations_during_measurement"],
+                              f"{side.label()}, duet {number}")
 
 
 def order_effect(pairs: list[duet.Pair]) -> dict[str, float]:
@@ -112,6 +106,7 @@ class ABRunner:
         self.seed = secrets.randbits(32)
         self.path = results_dir / "ab" / f"{session}.json"
         self.records: list[ABRecord] = []
+        self.report_lines: list[str] = []  # where the reports were written
 
     def _side(self, name: str, case: Case) -> Side:
         setup = self.setups[name]
@@ -124,7 +119,28 @@ class ABRunner:
         inject = injected_fraction(self.options, case) if name == "B" else 0.0
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
-    def run(self, case: Case) -> ABRecord:
+    def run(self, case: Case, request: pytest.FixtureRequest) -> None:
+        # Both sides' rounds are timed by their workers and saved as pytest-benchmark JSON by
+        # the reports; pytest-benchmark's fixture, which times one callable, is not used.
+        self.measure(case)
+
+    def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """Nothing to add: each case is kept in the session file as it ends."""
+
+    def finish(self, reports_dir: Path) -> None:
+        if self.records:
+            self.report_lines = self.reports(reports_dir / "ab")
+
+    def sections(self) -> list[tuple[str, list[str]]]:
+        if not self.records:
+            return []
+        return [(f"tfperf A/B: {self.options.tier.label} tier on {self.machine.key()}",
+                 [*self.summary(), *self.report_lines])]
+
+    def machine_info(self) -> dict[str, Any] | None:
+        return None  # the A/B reports write their own pytest-benchmark JSON
+
+    def measure(self, case: Case) -> ABRecord:
         sides = {name: self._side(name, case) for name in SIDES}
         record = ABRecord(case)
         self.records.append(record)
@@ -135,10 +151,7 @@ class ABRunner:
             env["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
 
         def around(measure: Callable[[], None]) -> dict[str, Any]:
-            with gpu_telemetry.for_case(case.device_kind, env) as sampler:
-                measure()
-            return sampler.summary() if sampler else {
-                "unavailable": "unavailable: a CPU case uses no GPU"}
+            return gpu_telemetry.around(case.device_kind, env, measure)
 
         try:
             try:

@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,45 +19,30 @@ from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
 from tfperf.gate import case as case_gate
 from tfperf.gate import fingerprint, history
-from tfperf.gate.case import CaseGate, Sources
+from tfperf.gate import report as gate_report
+from tfperf.gate.case import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry
+from tfperf.measure import figures, gpu_telemetry, report, training_checks
+from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
-from tfperf.measure.worker_spec import worker_spec
+from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.perf import PerfOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.workload import WorkloadInfo
 
-
-@dataclass
-class CaseRecord:
-    """What the summary table shows for one case."""
-
-    case: Case
-    extra_info: dict[str, Any] = field(default_factory=dict)
-    gate: CaseGate | None = None
-    run: history.Run | None = None  # kept in the session's history file
-    failure: CaseFailure | None = None
-
-
 # Runs the measured rounds: called with one_round and the yardstick to time before each.
 Drive = Callable[[Callable[[], None], Callable[[], None]], None]
-
-
-def injected_fraction(options: PerfOptions, case: Case) -> float:
-    """Test-only (--perf-inject-slowdown): the share of a round's time added to this case's."""
-    injection = options.injection
-    return injection.fraction if injection and injection.pattern in case.id else 0.0
 
 
 class CaseRunner:
     def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
                  machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
-                 session: str, runtime: Runtime = CURRENT) -> None:
+                 session: str, runtime: Runtime = CURRENT,
+                 reports_dir: Path = Path(".perf-results/reports")) -> None:
         self.runtime = runtime  # where the workers run: the TensorFlow under test
         self.gpu_memory_bytes = machine.gpus[0].memory_bytes if machine.gpus else 0
         self.options = options
@@ -71,6 +56,9 @@ class CaseRunner:
         self.records: list[CaseRecord] = []
         self.measured: dict[Case, float] = {}  # examples/s of the cases run so far
         self.deadline: float | None = None  # time.monotonic() when the session's budget is spent
+        self.reports_dir = reports_dir
+        self.history_file: Path | None = None  # the session's kept runs, once there are any
+        self.report_lines: list[str] = []  # where the gate's reports were written
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
         for record in reversed(self.records):
@@ -103,10 +91,8 @@ class CaseRunner:
             def yardstick() -> None:
                 yardstick_rates.append(worker.yardstick())
 
-            with gpu_telemetry.for_case(case.device_kind, env) as sampler:
-                drive(one_round, yardstick)
-            telemetry = sampler.summary() if sampler else {
-                "unavailable": "unavailable: a CPU case uses no GPU"}
+            telemetry = gpu_telemetry.around(case.device_kind, env,
+                                             lambda: drive(one_round, yardstick))
             if profile_to is not None:
                 worker.profile(profile_to)
             finished = worker.finish()
@@ -119,7 +105,44 @@ class CaseRunner:
     def _profiled(self, case: Case) -> bool:
         return any(text == "all" or text in case.id for text in self.options.profile)
 
-    def run(self, case: Case, benchmark: Any) -> CaseRecord:
+    def run(self, case: Case, request: pytest.FixtureRequest) -> None:
+        self.measure(case, request.getfixturevalue("benchmark"))
+
+    def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        callspec = getattr(item, "callspec", None)
+        if report.when != "call" or callspec is None:
+            return
+        record = self.record_for(callspec.params.get("perf_case"))
+        if report.passed and record is not None and record.gate is not None:
+            report.user_properties.append(("tfperf_gate", record.gate.status))
+        self.history_file = self.keep_runs() or self.history_file
+        bench = getattr(item.config, "_benchmarksession", None)
+        if bench is not None and not bench.json:
+            # A session that measured something always leaves the JSON that
+            # `pytest-benchmark compare` reads.
+            bench.json = self.reports_dir / "benchmark.json"
+            bench.json.parent.mkdir(parents=True, exist_ok=True)
+
+    def finish(self, reports_dir: Path) -> None:
+        self.history_file = self.keep_runs() or self.history_file
+        gates = [r.gate for r in self.records if r.gate is not None]
+        if gates:
+            self.report_lines = gate_report.write_reports(gates, reports_dir, self._title())
+
+    def sections(self) -> list[tuple[str, list[str]]]:
+        if not self.records:
+            return []
+        kept = [f"runs kept in {self.history_file}"] if self.history_file else []
+        return [(f"tfperf: {self._title()}",
+                 [*report.table(self.records), *self.report_lines, *kept])]
+
+    def machine_info(self) -> dict[str, Any] | None:
+        return {**self.machine.benchmark_info(self.build), "tier": self.options.tier.label}
+
+    def _title(self) -> str:
+        return f"{self.options.tier.label} tier on {self.machine.key()}"
+
+    def measure(self, case: Case, benchmark: Any) -> CaseRecord:
         if self.deadline is not None and time.monotonic() > self.deadline:
             # What ran is kept and reported; what has not started does not start.
             pytest.skip("the session's --perf-budget is spent: no new case starts")
@@ -217,22 +240,16 @@ class CaseRunner:
     def _judge(self, record: CaseRecord, spec: WorkerSpec, measured: Measured,
                benchmark: Any) -> None:
         info = record.extra_info
-        first, last = info["loss_first"], info["loss_last"]
-        if not last < first:
-            # A run that did not learn is not a valid baseline either: not kept.
-            benchmark.has_error = True
-            record.failure = CaseFailure(
-                "loss_not_falling", f"loss went from {first:.4g} to {last:.4g}: the workload "
-                "did not learn, so its speed means nothing")
-            raise record.failure
-        unsteady = figures.unsteady(info["traces"]["during_measurement"],
-                             info["xla_compilations"]["during_measurement"])
-        if unsteady:
-            # Not kept either: the rounds measured tracing or compiling, not training.
-            record.failure = CaseFailure(
-                "not_steady", f"during the measured rounds {unsteady}: the measurement did "
-                "not see steady state")
-            raise record.failure
+        try:
+            training_checks.check(info["loss_first"], info["loss_last"],
+                                  info["traces"]["during_measurement"],
+                                  info["xla_compilations"]["during_measurement"])
+        except CaseFailure as failure:
+            # Not kept: a run that did not learn, or whose rounds measured tracing or
+            # compiling, is not a valid baseline either.
+            benchmark.has_error = failure.cause == "loss_not_falling"
+            record.failure = failure
+            raise
         run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))
         record.run = run
         info["fingerprint"] = run.fingerprint.to_json()

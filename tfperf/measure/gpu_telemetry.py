@@ -198,3 +198,13 @@ def for_case(device_kind: str, env: Mapping[str, str]
     # CUDA_VISIBLE_DEVICES holds indices in this suite's runs; NVML counts in PCI bus
     # order, which is CUDA's order when CUDA_DEVICE_ORDER=PCI_BUS_ID (set it on runners).
     return Sampler([int(i) for i in visible if i.isdigit()])
+
+
+def around(device_kind: str, env: Mapping[str, str], measure: Callable[[], None]
+           ) -> dict[str, Any]:
+    """Run `measure` (a case's measured rounds) inside its GPUs' sampling; the summary, or
+    why there is none."""
+    with for_case(device_kind, env) as sampler:
+        measure()
+    return sampler.summary() if sampler else {
+        "unavailable": "unavailable: a CPU case uses no GPU"}

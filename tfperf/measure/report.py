@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfperf.measure.case_runner import CaseRecord
+from tfperf.measure.case_record import CaseRecord
 
 
 def _outcome(record: CaseRecord) -> str:

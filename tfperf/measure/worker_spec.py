@@ -36,3 +36,9 @@ def worker_spec(options: PerfOptions, case: Case, info: WorkloadInfo, gpu_memory
         cluster=options.cluster,
         retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id else None,
     )
+
+
+def injected_fraction(options: PerfOptions, case: Case) -> float:
+    """Test-only (--perf-inject-slowdown): the share of a round's time added to this case's."""
+    injection = options.injection
+    return injection.fraction if injection and injection.pattern in case.id else 0.0

@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tfperf.ab.case import ABRunner
 from tfperf.cases.matrix import Case
-from tfperf.measure.case_runner import CaseRunner
+from tfperf.measure.runner_protocol import Runner
 
 
-def test_training(perf_case: Case, perf_runner: CaseRunner | ABRunner,
-                  request: pytest.FixtureRequest) -> None:
-    if isinstance(perf_runner, ABRunner):
-        # Both sides' rounds are timed by their workers and saved as pytest-benchmark JSON by
-        # the A/B reports; the fixture, which times one callable, is not used.
-        perf_runner.run(perf_case)
-    else:
-        perf_runner.run(perf_case, request.getfixturevalue("benchmark"))
+def test_training(perf_case: Case, perf_runner: Runner, request: pytest.FixtureRequest) -> None:
+    perf_runner.run(perf_case, request)

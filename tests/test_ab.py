@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite
-from tfperf.ab import duet, report
+from tfperf.ab import duet_pool, report
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 
@@ -266,7 +266,7 @@ def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite
 
 
 def test_duets_alternate_start_order_and_files_kept_with_two_still_read() -> None:
-    assert [duet.start_order(number) for number in (1, 2, 3, 4)] == \
+    assert [duet_pool.start_order(number) for number in (1, 2, 3, 4)] == \
         [("A", "B"), ("B", "A"), ("A", "B"), ("B", "A")]
     effect = report.start_order_effect({"order_effect": {"a_first_ratio": 1.0,
                                                          "b_first_ratio": 1.02}})

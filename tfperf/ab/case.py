@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tfperf.ab import duet, report
+from tfperf.ab import duet, duet_pool, report
 from tfperf.ab.duet import SIDES, Duel, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
@@ -85,7 +85,7 @@ def order_effect(pairs: list[duet.Pair]) -> dict[str, float]:
     difference is what starting second does, which the alternation of the duets cancels."""
     found = {}
     for first in SIDES:
-        ratios = [p.ratio for p in pairs if duet.start_order(p.duet)[0] == first]
+        ratios = [p.ratio for p in pairs if duet_pool.start_order(p.duet)[0] == first]
         if len(ratios) >= 2:
             found[f"{first.lower()}_first_ratio"] = math.exp(
                 centre([math.log(r) for r in ratios]))

@@ -18,7 +18,6 @@ at each look; the first decided one ends the measurement.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,24 +28,18 @@ from typing import Any
 import numpy as np
 
 from tfperf.ab import verdict
+from tfperf.ab.duet_pool import DuetPool, Launch, Processes, blamed
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import Verdict
-from tfperf.ground.failures import CaseFailure
 from tfperf.measure import figures
 from tfperf.measure.figures import Measured
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import cpu_time
-from tfperf.processes.launcher import Cluster, launch
+from tfperf.processes.launcher import launch as launch_processes
 from tfperf.processes.protocol import WorkerSpec
-from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import Runtime
 
 SIDES = ("A", "B")
-
-
-def start_order(duet: int) -> tuple[str, str]:
-    """Odd duets start A's worker first, even ones B's."""
-    return ("A", "B") if duet % 2 else ("B", "A")
 
 
 def turn_orders(seed: int, case_id: str, duet: int) -> Iterator[tuple[str, str]]:
@@ -163,138 +156,82 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(known)) if len(known) == len(values) and known else None
 
 
-@contextlib.contextmanager
-def _blamed(side: Side) -> Iterator[None]:
-    """A failure of a side's worker names the side."""
-    try:
-        yield
-    except CaseFailure as failure:
-        raise CaseFailure(failure.cause, f"{side.label()}: {failure.message}",
-                          failure.log_tail) from None
-
-
-def _start(duet: int, sides: dict[str, Side], env: dict[str, str], timeout_s: float,
-           log_dir: Path, case_id: str, cluster_mode: str,
-           stack: contextlib.ExitStack) -> dict[str, Worker | Cluster]:
-    """Start one duet's two workers in its start order; each ends with `stack`."""
-    started: dict[str, Worker | Cluster] = {}
-    for name in start_order(duet):
-        side = sides[name]
-        worker = launch(side.spec, env, timeout_s, log_dir / f"{case_id}.{name}{duet}.log",
-                        cluster_mode, side.runtime)
-        with _blamed(side):
-            stack.enter_context(worker)  # which starts it
-        started[name] = worker
-    return started
-
-
 def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
         log_dir: Path, case_id: str, cluster_mode: str,
-        around: Callable[[Callable[[], None]], dict[str, Any]], seed: int) -> Duel:
+        around: Callable[[Callable[[], None]], dict[str, Any]], seed: int,
+        launch: Launch = launch_processes) -> Duel:
     """Measure the case's pairs; `around` runs the measured rounds inside the case's GPU
-    telemetry and returns its summary; `seed` draws the pairs' orders."""
+    telemetry and returns its summary; `seed` draws the pairs' orders; `launch` starts a
+    side's worker (duet_pool.py)."""
     started = time.monotonic()
     rounds = {name: SideRounds() for name in SIDES}
-    # The live duets by slot: (its number, its workers, what ends them). Duet number n holds
-    # slot (n - 1) % duets, so a slot's start order stays the same through its relay.
-    live: dict[int, tuple[int, dict[str, Worker | Cluster], contextlib.ExitStack]] = {}
-    served: dict[int, int] = {}  # pairs measured, by duet number
-
+    pairs: list[Pair] = []
+    verdicts: list[Verdict] = []
     orders: dict[int, Iterator[tuple[str, str]]] = {}
-
-    def start(duet: int, stack: contextlib.ExitStack) -> None:
-        workers = _start(duet, sides, env, timeout_s, log_dir, case_id, cluster_mode, stack)
-        live[(duet - 1) % settings.duets] = duet, workers, stack
-        served[duet] = 0
-        orders[duet] = turn_orders(seed, case_id, duet)
-
-    def wait_ready(duet: int) -> None:
-        workers = live[(duet - 1) % settings.duets][1]
-        for name in start_order(duet):
-            with _blamed(sides[name]):
-                rounds[name].readies[duet] = workers[name].wait_ready()
-
-    def finish(duet: int, workers: dict[str, Worker | Cluster]) -> None:
-        for name, worker in workers.items():
-            worker.allow(timeout_s)
-            with _blamed(sides[name]):
-                rounds[name].finished[duet] = worker.finish()
-
-    with contextlib.ExitStack() as stack:
-        duets = range(1, settings.duets + 1)
-        # Every first duet starts before any warms up, as one case's workers do.
-        for duet in duets:
-            start(duet, stack.enter_context(contextlib.ExitStack()))
-        for duet in duets:
-            wait_ready(duet)
+    with DuetPool(sides, env, timeout_s, log_dir, case_id, cluster_mode, launch,
+                  settings.duets, rounds) as pool:
+        pool.start_all()
         per_round = {name: figures.examples_per_round(sides[name].spec, rounds[name].readies[1])
                      for name in SIDES}
-        pairs: list[Pair] = []
-        verdicts: list[Verdict] = []
-        relay_s = 0.0
+        first = time.monotonic()
 
-        def relay(slot: int) -> None:
-            """The slot's duet has measured its share: it finishes (its checks need its last
-            figures) and ends, and a fresh duet takes its place."""
-            nonlocal relay_s
-            began = time.monotonic()
-            duet, workers, duet_stack = live[slot]
-            finish(duet, workers)
-            duet_stack.close()
-            start(duet + settings.duets, stack.enter_context(contextlib.ExitStack()))
-            wait_ready(duet + settings.duets)
-            relay_s += time.monotonic() - began
-
-        def measure() -> None:
-            first = time.monotonic()
-            for look in settings.looks():
-                while len(pairs) < look:
-                    slot = len(pairs) % settings.duets
-                    if settings.relay and served[live[slot][0]] >= settings.relay:
-                        relay(slot)
-                    duet, workers, _ = live[slot]
-                    order = next(orders[duet])
-                    turn = _turn(rounds, settings.turn_s)
-                    for name in SIDES:
-                        # The workers take turns for up to MAX pairs: the case's time limit
-                        # bounds each pair's wait, not the workers' whole life.
-                        workers[name].allow(timeout_s)
-                    rate: dict[str, float] = {}
-                    yardsticks: dict[str, float] = {}
-                    cores: dict[str, list[float | None]] = {"active": [], "idle": []}
-                    for name in order:
-                        worker, side_rounds = workers[name], rounds[name]
-                        seconds = 0.0
-                        with _blamed(sides[name]):
-                            yardstick = yardsticks[name] = worker.yardstick()
-                        idle = [pid for _, others, _ in live.values()
-                                for other in others.values() if other is not worker
-                                for pid in other.pids]
-                        busy = _CpuWatch({"active": worker.pids, "idle": idle})
-                        for _ in range(turn):
-                            with _blamed(sides[name]):
-                                message = worker.run_round(
-                                    inject_fraction=sides[name].inject_fraction)
-                            side_rounds.yardstick_rates.append(yardstick)
-                            side_rounds.round_s.append(message["seconds"])
-                            side_rounds.losses.append(message["loss"])
-                            seconds += message["seconds"]
-                        for role, used in busy.cores().items():
-                            cores[role].append(used)
-                        rate[name] = per_round[name] * turn / seconds
-                    served[duet] += 1
-                    pairs.append(Pair(duet, "".join(order), rate["A"], rate["B"],
-                                      time.monotonic() - first, turn, yardsticks["A"],
-                                      yardsticks["B"], _mean(cores["active"]),
-                                      _mean(cores["idle"])))
-                verdicts.append(verdict.judge(as_pairs(pairs), settings))
-                if verdicts[-1].decided:
-                    return
+        def next_pair() -> None:
+            slot = len(pairs) % settings.duets
+            if settings.relay and pool.served[pool.duet_in(slot)[0]] >= settings.relay:
+                pool.relay(slot)
+            duet, workers = pool.duet_in(slot)
+            order = next(orders.setdefault(duet, turn_orders(seed, case_id, duet)))
+            pairs.append(_pair(duet, order, workers, pool, sides, rounds, per_round,
+                               _turn(rounds, settings.turn_s), timeout_s, first))
+            pool.served[duet] += 1
 
         measuring = time.monotonic()
-        telemetry = around(measure)
+        telemetry = around(lambda: until_decided(settings, pairs, verdicts, next_pair))
         rounds_s = time.monotonic() - measuring
-        for duet, workers, _ in live.values():
-            finish(duet, workers)
+        pool.finish_all()
     return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s,
-                relay_s)
+                pool.relay_s)
+
+
+def until_decided(settings: ABSettings, pairs: list[Pair], verdicts: list[Verdict],
+                  next_pair: Callable[[], None]) -> None:
+    """The stopping rule: measure pairs up to each look, judge them there, and stop at the
+    first decided verdict (or the last look)."""
+    for look in settings.looks():
+        while len(pairs) < look:
+            next_pair()
+        verdicts.append(verdict.judge(as_pairs(pairs), settings))
+        if verdicts[-1].decided:
+            return
+
+
+def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool: DuetPool,
+          sides: dict[str, Side], rounds: dict[str, SideRounds], per_round: dict[str, int],
+          turn: int, timeout_s: float, first: float) -> Pair:
+    """One pair: each side's turn of `turn` rounds, back to back in `order`, each after its
+    yardstick burst, with what the CPUs did meanwhile."""
+    for name in SIDES:
+        # The workers take turns for up to MAX pairs: the case's time limit bounds each
+        # pair's wait, not the workers' whole life.
+        workers[name].allow(timeout_s)
+    rate: dict[str, float] = {}
+    yardsticks: dict[str, float] = {}
+    cores: dict[str, list[float | None]] = {"active": [], "idle": []}
+    for name in order:
+        worker, side_rounds = workers[name], rounds[name]
+        seconds = 0.0
+        with blamed(sides[name]):
+            yardstick = yardsticks[name] = worker.yardstick()
+        busy = _CpuWatch({"active": worker.pids, "idle": pool.others(worker)})
+        for _ in range(turn):
+            with blamed(sides[name]):
+                message = worker.run_round(inject_fraction=sides[name].inject_fraction)
+            side_rounds.yardstick_rates.append(yardstick)
+            side_rounds.round_s.append(message["seconds"])
+            side_rounds.losses.append(message["loss"])
+            seconds += message["seconds"]
+        for role, used in busy.cores().items():
+            cores[role].append(used)
+        rate[name] = per_round[name] * turn / seconds
+    return Pair(duet, "".join(order), rate["A"], rate["B"], time.monotonic() - first, turn,
+                yardsticks["A"], yardsticks["B"], _mean(cores["active"]), _mean(cores["idle"]))

@@ -40,16 +40,18 @@ def child(workload_name: str, batches: list[int], rounds: int, steps: int) -> No
     """One session: interleaved rounds at every batch size; prints JSON per batch size."""
     import tensorflow as tf
 
-    from tfperf.worker import peak, strategies, training
+    from tfperf.worker import strategies
+    from tfperf.worker.telemetry import yardsticks
+    from tfperf.worker.training import loop
     from tfperf.workload import ModelConfig, load_module
 
     workload = load_module(WORKLOADS / f"{workload_name}.py")
     strategy = strategies.load("single").create(["/cpu:0"], strategies.StrategySettings())
-    trainers = {batch: training.Trainer(
+    trainers = {batch: loop.Trainer(
         workload, ModelConfig("tiny", batch, workload.data_formats[0], seed=0), strategy,
         "/cpu:0", jit_compile=False) for batch in batches}
     flops = {batch: trainer.flops_per_example(batch) for batch, trainer in trainers.items()}
-    yardstick = peak.matmul("/cpu:0", tf.float32)
+    yardstick = yardsticks.matmul("/cpu:0", tf.float32)
     for trainer in trainers.values():  # tracing and warm caches, as a case's warm-up rounds
         trainer.run_round(steps)
         trainer.run_round(steps)

@@ -46,12 +46,13 @@ def _seconds(function: Callable[[], object]) -> float:
 def child(workload_name: str, rounds: int, steps: int) -> None:
     """One session: rounds of training, each followed by the reference's best of three."""
     sys.path.insert(0, str(WORKLOADS))
-    from tfperf.worker import strategies, training
+    from tfperf.worker import strategies
+    from tfperf.worker.training import loop
     from tfperf.workload import ModelConfig, load_module
 
     workload = load_module(WORKLOADS / f"{workload_name}.py")
     config = ModelConfig("tiny", workload.batch_sizes["tiny"], workload.data_formats[0], seed=0)
-    trainer = training.Trainer(workload, config, strategies.load("single").create(
+    trainer = loop.Trainer(workload, config, strategies.load("single").create(
         ["/cpu:0"], strategies.StrategySettings()), "/cpu:0", jit_compile=False)
     matrix = np.random.default_rng(0).random((384, 384), dtype=np.float32)
 

@@ -13,8 +13,8 @@ import pytest
 import tensorflow as tf
 
 from tests.conftest import MakeSuite
-from tfperf.worker import tfrecord_cache
 from tfperf.worker.pipelines import tfrecord
+from tfperf.worker.training import tfrecord_cache
 
 
 def examples(count: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

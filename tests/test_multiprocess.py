@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import MakeSuite, worker_processes
 from tfperf.ground.failures import CaseFailure
 from tfperf.processes import cluster, launcher, protocol
-from tfperf.worker import xla_proof, xla_trace
+from tfperf.worker.proofs import xla_proof, xla_trace
 
 CLUSTER_CPU = ("--perf-tier=smoke", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -155,7 +155,7 @@ def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tm
                                                        ) -> None:
     """What a user of a real cluster does, on loopback: every machine runs the same selection
     with its own TF_CONFIG (distributed_replicated), or the chief runs it while the other
-    tasks serve (parameter_server, `python -m tfperf.worker.cluster_server`)."""
+    tasks serve (parameter_server, `python -m tfperf.worker.cluster.server`)."""
     suite = make_suite("tinycnn")
     other_node = tmp_path / "node1"
     shutil.copytree(suite.path, other_node)
@@ -199,14 +199,14 @@ def _shared_storage(path: Path) -> dict[str, str]:
 def _server(addresses: dict[str, list[str]], task: cluster.Task, path: Path
             ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TF_CONFIG": cluster.tf_config(addresses, task), **_shared_storage(path)}
-    return subprocess.Popen([sys.executable, "-m", "tfperf.worker.cluster_server", "tf_config", "2",
+    return subprocess.Popen([sys.executable, "-m", "tfperf.worker.cluster.server", "tf_config", "2",
                              "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Slurm job step of two tasks on one node, as SLURM_* variables: the resolver the
     worker uses finds both tasks and its own role, with no GPU handed out on a CPU case."""
-    from tfperf.worker import resolvers
+    from tfperf.worker.cluster import resolvers
 
     for name, value in {"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2",
                         "SLURM_STEP_NODELIST": "node[07-08]",

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from tests.conftest import MakeSuite
-from tfperf.worker import placements, strategies, training
+from tfperf.worker import placements, strategies
+from tfperf.worker.training import loop
 from tfperf.workload import ModelConfig, load_module
 
 DEEPCONN = Path(__file__).resolve().parents[1] / "workloads" / "deepconn.py"
@@ -20,7 +21,7 @@ def test_towers_split_places_forward_backward_and_variables_by_tower() -> None:
     # by the worker).
     workload = load_module(DEEPCONN)
     devices = ["/device:CPU:0", "/device:CPU:1"]
-    trainer = training.Trainer(
+    trainer = loop.Trainer(
         workload, ModelConfig("tiny", 4, "NHWC", 0),
         strategies.load("single").create(devices, strategies.StrategySettings()), devices[0],
         jit_compile=False, pool_size=1,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeSuite
-from tfperf.worker import xla_trace
+from tfperf.worker.proofs import xla_trace
 
 
 def conv_macs(out_hw: int, out_c: int, kernel: int, in_c: int) -> int:

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfperf.worker import flops, pool, strategies, training
+from tfperf.worker import strategies
+from tfperf.worker.telemetry import step_flops
+from tfperf.worker.training import loop, pool
 from tfperf.workload import (
     MemoryBound,
     ModelConfig,
@@ -37,7 +39,7 @@ def test_the_seeds_workloads_are_all_there() -> None:
 def test_workload_trains_at_tiny_size(name: str) -> None:
     workload = load_module(WORKLOADS / f"{name}.py")
     config = ModelConfig("tiny", workload.batch_sizes["tiny"], workload.data_formats[0], seed=3)
-    trainer = training.Trainer(workload, config, strategies.load("single").create(
+    trainer = loop.Trainer(workload, config, strategies.load("single").create(
         ["/cpu:0"], strategies.StrategySettings()),
                                "/cpu:0", jit_compile=False)
     first = trainer.run_round(STEPS)
@@ -99,13 +101,13 @@ def test_nchw_step_has_no_transpose(name: str) -> None:
     """NCHW cases feed NCHW tensors end to end: no layout change inside the step."""
     workload = load_module(WORKLOADS / f"{name}.py")
     config = ModelConfig("tiny", 2, "NCHW", seed=0)
-    trainer = training.Trainer(workload, config, strategies.load("single").create(
+    trainer = loop.Trainer(workload, config, strategies.load("single").create(
         ["/cpu:0"], strategies.StrategySettings()),
                                "/cpu:0", jit_compile=False, pool_size=1)
     graph = tf.function(trainer._loss_and_gradients).get_concrete_function(
         tf.TensorSpec(trainer.features.shape[1:], trainer.features.dtype),
         tf.TensorSpec(trainer.labels.shape[1:], trainer.labels.dtype)).graph
-    ops = {op.type for op in flops.live_ops(graph.outputs)}
+    ops = {op.type for op in step_flops.live_ops(graph.outputs)}
     assert "Conv2D" in ops and "FusedBatchNormV3" in ops
     assert not ops & {"Transpose", "ConjugateTranspose"}, sorted(ops)
 

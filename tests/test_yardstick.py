@@ -7,13 +7,13 @@ import pytest
 import tensorflow as tf
 
 from tfperf.measure.figures import paired_fraction
-from tfperf.worker import peak
+from tfperf.worker.telemetry import yardsticks
 
 
 def test_matmul_and_copy_yardsticks_time_real_bursts() -> None:
-    flops = peak.matmul("/device:CPU:0", tf.float32)
+    flops = yardsticks.matmul("/device:CPU:0", tf.float32)
     assert flops.work == 2 * 2048**3
-    copies = peak.copy("/device:CPU:0")
+    copies = yardsticks.copy("/device:CPU:0")
     assert copies.work == 2 * (64 << 20) * 4
     # Loose bounds: a 2-core CPU does well over 1 GFLOP/s and 100 MB/s, and no CPU 100 TFLOP/s.
     assert 1e9 < flops.rate() < 1e14

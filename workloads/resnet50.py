@@ -13,8 +13,8 @@ import numpy as np
 import tensorflow as tf
 from _resnet import bottleneck_block, classifier, conv_bn, image_shape
 
-from tfperf.worker.layers import MaxPool2D
-from tfperf.worker.synthetic import ImageBytes, learnable_images
+from tfperf.worker.model.layers import MaxPool2D
+from tfperf.worker.model.learnable_images import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig, Tier
 
 CLASSES = 1000

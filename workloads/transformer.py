@@ -22,7 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.worker.layers import output_dtype
+from tfperf.worker.model.layers import output_dtype
 from tfperf.workload import ModelConfig, Tier
 
 

@@ -8,8 +8,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.worker.layers import FusedBatchNorm, keras_data_format, output_dtype
-from tfperf.worker.synthetic import ImageBytes, learnable_images
+from tfperf.worker.model.layers import FusedBatchNorm, keras_data_format, output_dtype
+from tfperf.worker.model.learnable_images import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig, Tier
 
 CLASSES = 4

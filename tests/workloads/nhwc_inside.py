@@ -6,7 +6,7 @@ from typing import Any
 import keras
 from _tiny import CLASSES, TinyCNN
 
-from tfperf.worker.layers import FusedBatchNorm, output_dtype
+from tfperf.worker.model.layers import FusedBatchNorm, output_dtype
 from tfperf.workload import ModelConfig
 
 

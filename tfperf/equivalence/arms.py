@@ -64,7 +64,7 @@ class ArmRunner:
             if not self.gpu:
                 env["CUDA_VISIBLE_DEVICES"] = ""  # CPU arms must not touch a GPU
             worker = Worker(None, env, self.timeout_s, self.log_dir / f"xla-equivalence-{mode}.log",
-                            module="tfperf.worker.arm", runtime=self.runtime)
+                            module="tfperf.worker.xla_arms.arm_server", runtime=self.runtime)
             worker.__enter__()
             self._workers[mode] = worker
         return worker

@@ -17,7 +17,8 @@ import numpy as np
 
 from tfperf.numerics.tolerances import Tolerance
 
-# Test-only numerical faults (tfperf/worker/numeric_faults.py), for proving that the check can fail.
+# Test-only numerical faults (tfperf/worker/xla_arms/numeric_faults.py), for proving that
+# the check can fail.
 FAULTS = {
     "scale_gradient": "gradients scaled by 1.25, loss value unchanged",
     "drop_term": "the last example's term dropped from the loss",
@@ -41,7 +42,7 @@ class ArmSpec:
     device: str = "/device:CPU:0"
     # Examples reversed within each batch: the same maths in another order (the noise floor).
     permute: bool = False
-    fault: str | None = None  # tfperf.worker.numeric_faults; test-only
+    fault: str | None = None  # tfperf.worker.xla_arms.numeric_faults; test-only
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

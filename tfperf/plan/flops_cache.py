@@ -1,5 +1,5 @@
 """FLOPs per example of the workloads at a size, for a plan's time model (see estimate):
-counted once in a worker (tfperf.worker.flop_census) and kept in the cache folder, keyed by
+counted once in a worker (tfperf.worker.telemetry.flop_census) and kept in the cache folder, keyed by
 the size and the workloads folder's contents, so a changed workload is counted again."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def read(directory: Path, size: str, cache_dir: Path, log_path: Path) -> tuple[d
     if cached.exists():
         return {k: float(v) for k, v in json.loads(cached.read_text()).items()}, ""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    worker = Worker(None, env, TIMEOUT_S, log_path, module="tfperf.worker.flop_census",
+    worker = Worker(None, env, TIMEOUT_S, log_path, module="tfperf.worker.telemetry.flop_census",
                     args=(str(directory.resolve()), size))
     try:
         with worker:

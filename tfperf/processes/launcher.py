@@ -226,6 +226,6 @@ def launch(spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float, 
         else:
             args = ("local", str(workers), spec.case["device_kind"], spec.case["device_count"])
             started.append((task, Worker(None, task_env, timeout_s, path,
-                                         module="tfperf.worker.cluster_server", args=args,
+                                         module="tfperf.worker.cluster.server", args=args,
                                          runtime=runtime)))
     return Cluster(started, compilations)

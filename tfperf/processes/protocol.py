@@ -14,7 +14,7 @@ from typing import IO, Any
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
 FILE_LAYOUTS = ("many_small", "few_large")
 # A cluster task's environment: the folder under which each server task counts its XLA
-# compilations (see tfperf.worker.xla_compilations), set by the launcher for a local cluster.
+# compilations (see tfperf.worker.proofs.xla_compilations), set by the launcher for a local cluster.
 XLA_COMPILATIONS_ENV = "TFPERF_XLA_COMPILATIONS"
 # Every process's environment: a folder of its own for what it writes while it runs (a worker
 # counts its XLA compilations there), made and removed by the runner, which ends the process
@@ -65,7 +65,7 @@ ROUND_DONE = "round_done"
 PROFILED = "profiled"
 YARDSTICK_DONE = "yardstick_done"  # with its rate, FLOP/s or bytes/s
 FINISHED = "finished"
-ARM = "arm"  # an XLA equivalence arm to train (tfperf.worker.arm)
+ARM = "arm"  # an XLA equivalence arm to train (tfperf.worker.xla_arms.arm_server)
 ARM_DONE = "arm_done"
 FAILED = "failed"  # with kind and message: the worker knew what went wrong
 

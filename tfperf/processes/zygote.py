@@ -39,9 +39,10 @@ from typing import Any
 # the entry modules themselves: runpy runs those afresh as __main__.
 PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.numerics.compare",
            *(f"tfperf.worker.{name}" for name in (
-               "training", "pool", "flops", "peak", "checks", "figures", "topology", "xla_proof",
-               "xla_trace", "pipelines.synthetic", "pipelines.tfrecord", "pipelines.feed",
-               "placements", "strategies", "resolvers", "transfers")))
+               "training.loop", "training.pool", "telemetry.step_flops", "telemetry.yardsticks",
+               "proofs.case_checks", "telemetry.reported", "proofs.topology", "proofs.xla_proof",
+               "proofs.xla_trace", "pipelines.synthetic", "pipelines.tfrecord", "pipelines.feed",
+               "placements", "strategies", "cluster.resolvers", "proofs.transfers")))
 REAP_INTERVAL_S = 0.1
 _PR_SET_PDEATHSIG = 1
 

@@ -20,7 +20,8 @@ from typing import IO, Any
 from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
 from tfperf.processes.start import claim_stdout, without_plotting
-from tfperf.worker import checks, figures, topology, xla_compilations, xla_proof, xla_trace
+from tfperf.worker.proofs import case_checks, topology, xla_compilations, xla_proof, xla_trace
+from tfperf.worker.telemetry import reported
 
 
 class Progress:
@@ -49,8 +50,10 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     import tensorflow as tf
 
     from tfperf.cases import xla_modes
-    from tfperf.worker import flops, peak, pipelines, placements, strategies, training
-    from tfperf.worker.transfers import per_step as transfers_per_step
+    from tfperf.worker import pipelines, placements, strategies
+    from tfperf.worker.proofs.transfers import per_step as transfers_per_step
+    from tfperf.worker.telemetry import step_flops, yardsticks
+    from tfperf.worker.training import loop
     from tfperf.workload import MemoryBound, ModelConfig, load_module
 
     case = spec.case
@@ -75,13 +78,13 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     keras.utils.set_random_seed(spec.seed)
     found = [d.name for d in tf.config.list_logical_devices(kind)]
     if len(found) < count:
-        raise checks.ConfigurationError(f"the case needs {count} {kind} devices, TensorFlow has "
+        raise case_checks.ConfigurationError(f"the case needs {count} {kind} devices, TensorFlow has "
                                  f"{len(found)}: {found}")
     workload = load_module(Path(spec.workload_path))
     config = ModelConfig(spec.size, spec.batch_size, case["data_format"], spec.seed)
     # Proof that the strategy is what the case asked for, not only that it was asked for.
     if strategy.num_replicas_in_sync != described["replicas"]:
-        raise checks.ConfigurationError(f"{case['strategy']} runs {strategy.num_replicas_in_sync} "
+        raise case_checks.ConfigurationError(f"{case['strategy']} runs {strategy.num_replicas_in_sync} "
                                  f"replicas, the case asked for {described['replicas']}")
     coordinator = variable_strategy.coordinator(strategy) \
         if isinstance(variable_strategy, strategies.Coordinated) else None
@@ -95,7 +98,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     # Ops must run exactly where a model-parallel placement puts them: with soft placement
     # off, TensorFlow fails rather than quietly moving them.
     tf.config.set_soft_device_placement(case["placement"] in ("default", "ps_host"))
-    trainer = training.Trainer(
+    trainer = loop.Trainer(
         workload,
         config,
         strategy,
@@ -106,33 +109,33 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         place=place,
         coordinator=coordinator,
     )
-    checks.check_variables(trainer.model, assignment)
+    case_checks.check_variables(trainer.model, assignment)
     step_graph = trainer.step_graph(spec.batch_size)
     local = topology.local_device(settings, devices[0])
     copies = placements.copies(step_graph, local)
-    layout_ops = checks.check_layout(step_graph, case["data_format"])
+    layout_ops = case_checks.check_layout(step_graph, case["data_format"])
     moved = transfers_per_step(trainer.whole_step_graph(), local)
     source = pipelines.load(case["input"]).build(pipelines.PipelineContext(
         trainer, case["preprocess"] == "device", Path(spec.cache_dir), spec.file_layout))
     # Interpreter up to model and input ready: TensorFlow's import, the build, input files.
     setup_s = time.perf_counter() - started
-    flops_per_example = flops.count_graph(step_graph) / spec.batch_size
+    flops_per_example = step_flops.count_graph(step_graph) / spec.batch_size
     # What each round is rated against, timed beside it (see peak): a memory-bound workload's
     # bytes against the copy rate, the others' FLOPs against the matrix-product rate of the
     # dtype the model computes in.
     bandwidth: dict[str, float] = {}
     if isinstance(workload, MemoryBound):
-        yardstick = peak.copy(devices[0])
+        yardstick = yardsticks.copy(devices[0])
         bandwidth["bytes_per_example"] = workload.bytes_per_example(config)
     else:
-        yardstick = peak.matmul(devices[0], tf.as_dtype(trainer.model.compute_dtype))
+        yardstick = yardsticks.matmul(devices[0], tf.as_dtype(trainer.model.compute_dtype))
 
     progress.enter("compiling")
     k = spec.steps_per_round
     start = time.perf_counter()
     first = source.round(k)
     first_round_s = time.perf_counter() - start
-    checks.check_finite(first.mean_loss, k)
+    case_checks.check_finite(first.mean_loss, k)
     step_tasks = topology.step_tasks(settings.resolver, coordinator is not None)
     in_cluster = settings.resolver is not None
     if not in_cluster:
@@ -144,7 +147,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         start = time.perf_counter()
         result = source.round(k)
         warm_rounds.append(time.perf_counter() - start)
-        checks.check_finite(result.mean_loss, (r + 1) * k)
+        case_checks.check_finite(result.mean_loss, (r + 1) * k)
     if in_cluster:
         # After the warm-up, so that auto-clustering has compiled what it will.
         progress.enter("proving XLA")
@@ -167,7 +170,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         copies_per_step={"count": copies.count, "bytes": copies.bytes},
         transfers_per_step=moved,
         layout_ops=layout_ops,
-        build=figures.build_info(),
+        build=reported.build_info(),
         traces=traces_ready,
         compilations=compilations_ready,
         **bandwidth,
@@ -187,7 +190,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
             where = Path(command["logdir"]) / topology.profile_folder(settings.resolver)
             rounds = xla_trace.profiled_rounds(source, k, where, step_tasks)
             step += k * len(rounds)
-            checks.check_finite(rounds[-1].mean_loss, step)
+            case_checks.check_finite(rounds[-1].mean_loss, step)
             protocol.send(channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds))
             continue
         if measured_round == spec.retrace_round:
@@ -204,7 +207,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         measured_s += seconds
         measured_cpu_s += time.process_time() - cpu_start
         step += k
-        checks.check_finite(result.mean_loss, step)
+        case_checks.check_finite(result.mean_loss, step)
         last_loss = result.mean_loss
         protocol.send(channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
         measured_round += 1
@@ -212,15 +215,15 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
     compilations_measured = xla_compilations.count(compiled) - compilations_ready
     # After the measured rounds, so that neither figure disturbs them.
     batch_examples = spec.batch_size * trainer.strategy.num_replicas_in_sync
-    alone = figures.input_figures(source, trainer, spec, batch_examples)
+    alone = reported.input_figures(source, trainer, spec, batch_examples)
     protocol.send(
         channel,
         protocol.FINISHED,
         loss_last=last_loss,
-        peak_memory_bytes=figures.peak_memory(devices[0].replace("/device:", "")),
+        peak_memory_bytes=reported.peak_memory(devices[0].replace("/device:", "")),
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
-        peak_rss_bytes=figures.peak_rss(),
+        peak_rss_bytes=reported.peak_rss(),
         traces_during_measurement=traces_measured,
         compilations_during_measurement=compilations_measured,
         **alone,
@@ -246,7 +249,7 @@ def main() -> int:
         protocol.send(
             channel,
             protocol.FAILED,
-            failure=checks.classify(error, progress.phase),
+            failure=case_checks.classify(error, progress.phase),
             message=in_one_line(error),
             phase=progress.phase,
         )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from tfperf.ground import registry
 
 if TYPE_CHECKING:
-    from tfperf.worker.training import RoundResult, Trainer
+    from tfperf.worker.training.loop import RoundResult, Trainer
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfperf.worker.graph_functions import graph_function
 from tfperf.worker.pipelines import PipelineContext
-from tfperf.worker.training import RoundResult, Trainer
+from tfperf.worker.training.graph_functions import graph_function
+from tfperf.worker.training.loop import RoundResult, Trainer
 
 
 class FeedSource:

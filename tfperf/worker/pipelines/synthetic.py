@@ -4,7 +4,7 @@ so the figure is the model's own speed (tf_cnn_benchmarks' synthetic data)."""
 from __future__ import annotations
 
 from tfperf.worker.pipelines import PipelineContext
-from tfperf.worker.training import RoundResult, Trainer
+from tfperf.worker.training.loop import RoundResult, Trainer
 
 
 class SyntheticSource:

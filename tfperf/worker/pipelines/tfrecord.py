@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfperf.worker import tfrecord_cache
-from tfperf.worker.graph_functions import graph_function
 from tfperf.worker.pipelines import PipelineContext
-from tfperf.worker.training import RoundResult, Trainer
+from tfperf.worker.training import tfrecord_cache
+from tfperf.worker.training.graph_functions import graph_function
+from tfperf.worker.training.loop import RoundResult, Trainer
 from tfperf.workload import Preprocessed
 
 # Enough examples that the pipeline reads real files, not one cached batch; capped in bytes

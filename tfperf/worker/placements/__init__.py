@@ -103,7 +103,7 @@ def copies(graph: Any, default_device: str) -> Copies:
     copied over, which counts as a copy of the variable's size."""
     import tensorflow as tf
 
-    from tfperf.worker.flops import live_ops
+    from tfperf.worker.telemetry.step_flops import live_ops
 
     # Op devices name as much as their placer knew ("/device:CPU:1", or with job and task):
     # each is completed from the default device, so one device has one name.

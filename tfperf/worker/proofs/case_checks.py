@@ -57,7 +57,7 @@ _LAYOUT_OPS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool
 def check_layout(graph: Any, data_format: str) -> int:
     """Every layout-carrying op of the step runs in the case's data format (an NCHW case whose
     convolutions ran NHWC behind transposes would be mislabelled). Returns how many there are."""
-    from tfperf.worker.flops import live_ops
+    from tfperf.worker.telemetry.step_flops import live_ops
 
     checked = 0
     for op in live_ops(graph.outputs):

@@ -23,7 +23,7 @@ import tensorflow as tf
 
 if TYPE_CHECKING:
     from tfperf.worker.pipelines import Source
-    from tfperf.worker.training import RoundResult
+    from tfperf.worker.training.loop import RoundResult
 
 
 @dataclass

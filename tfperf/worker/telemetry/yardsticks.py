@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from tfperf.worker.graph_functions import graph_function
+from tfperf.worker.training.graph_functions import graph_function
 
 # Big enough to be compute-bound. On the 2-core CPU 2048 gives 4096's rate (fp32 208-212
 # against 169-218 GFLOP/s, bf16 457-461 against 403-531: within the machine's noise). A GPU needs

@@ -1,4 +1,4 @@
-"""One task of a ParameterServerStrategy cluster, run as `python -m tfperf.worker.cluster_server`.
+"""One task of a ParameterServerStrategy cluster, run as `python -m tfperf.worker.cluster.server`.
 
 A worker or ps task is a bare TensorFlow server: the chief's coordinator sends it variables
 and functions. It finds its role in `TF_CONFIG` (or, with `slurm` as its argument, in the
@@ -14,11 +14,11 @@ import sys
 
 from tfperf.processes import cluster
 from tfperf.processes.start import without_plotting
-from tfperf.worker import xla_compilations
+from tfperf.worker.proofs import xla_compilations
 
 
 def main(argv: list[str]) -> int:
-    usage = "usage: python -m tfperf.worker.cluster_server local|tf_config|slurm WORKERS cpu|gpu [DEVICES]"
+    usage = "usage: python -m tfperf.worker.cluster.server local|tf_config|slurm WORKERS cpu|gpu [DEVICES]"
     if len(argv) not in (3, 4) or argv[0] not in cluster.CLUSTER_MODES \
             or argv[2] not in ("cpu", "gpu") or not all(a.isdigit() for a in argv[1:2] + argv[3:]):
         print(usage, file=sys.stderr)
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     without_plotting()
     import tensorflow as tf
 
-    from tfperf.worker import resolvers
+    from tfperf.worker.cluster import resolvers
 
     resolved = resolvers.resolver(mode, kind, devices, cluster.jobs("parameter_server", workers))
     # The chief proves XLA ran (or did not) here from this count (see xla_proof); it must be

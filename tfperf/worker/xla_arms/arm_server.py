@@ -1,4 +1,4 @@
-"""A long-lived worker for XLA equivalence arms: `python -m tfperf.worker.arm`.
+"""A long-lived worker for XLA equivalence arms: `python -m tfperf.worker.xla_arms.arm_server`.
 
 One process serves many arms of one XLA environment (auto-clustering must be switched on
 before TensorFlow starts, so `auto` arms get a process of their own), which keeps the import
@@ -14,14 +14,14 @@ from pathlib import Path
 from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
 from tfperf.processes.start import claim_stdout, without_plotting
-from tfperf.worker.checks import classify
+from tfperf.worker.proofs.case_checks import classify
 
 
 def main() -> int:
     without_plotting()
     channel = claim_stdout()
     from tfperf.numerics import compare
-    from tfperf.worker import trajectory
+    from tfperf.worker.xla_arms import trajectory
 
     for line in sys.stdin:
         request = protocol.parse(line)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfperf.worker import placements
-from tfperf.worker.flops import live_ops
+from tfperf.worker.telemetry.step_flops import live_ops
 
 # The ops through which replicas exchange gradients.
 COLLECTIVES = frozenset({"CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3",

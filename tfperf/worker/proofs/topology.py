@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfperf.processes import protocol
-from tfperf.worker.checks import ConfigurationError
+from tfperf.worker.proofs.case_checks import ConfigurationError
 
 
 def split_device(kind: str, count: int, memory_mb: int | None) -> None:
@@ -34,7 +34,7 @@ def local_device(settings: Any, device: str) -> str:
 def resolver(spec: protocol.WorkerSpec, workers: int) -> Any:
     """Where the other tasks are; a proof that the cluster has the workers the case names."""
     from tfperf.processes import cluster
-    from tfperf.worker import resolvers
+    from tfperf.worker.cluster import resolvers
 
     case = spec.case
     resolved = resolvers.resolver(spec.cluster, case["device_kind"], int(case["device_count"]),

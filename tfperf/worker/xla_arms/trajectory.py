@@ -2,7 +2,7 @@
 
 The arm trains through the same Trainer as a measured case, so the equivalence covers the code
 whose speed the suite reports. The whole arm is profiled, so the caller learns how many XLA
-executions really happened (tfperf/worker/xla_trace.py).
+executions really happened (tfperf/worker/proofs/xla_trace.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import numpy as np
 
 from tfperf.cases.xla_modes import MODES
 from tfperf.numerics import compare
-from tfperf.worker import strategies, training, xla_trace
-from tfperf.worker.numeric_faults import FaultyWorkload
+from tfperf.worker import strategies
+from tfperf.worker.proofs import xla_trace
+from tfperf.worker.training import loop
+from tfperf.worker.xla_arms.numeric_faults import FaultyWorkload
 from tfperf.workload import ModelConfig, Workload, load_module
 
 
@@ -32,7 +34,7 @@ def run(spec: compare.ArmSpec, workload_path: Path, out: Path,
     if spec.permute:
         features, labels = features[:, ::-1].copy(), labels[:, ::-1].copy()
     with xla_trace.traced() as activity:
-        trainer = training.Trainer(
+        trainer = loop.Trainer(
             workload, config,
             strategies.load("single").create([spec.device], strategies.StrategySettings()),
             spec.device, MODES[spec.xla].jit_compile, spec.precision, batches=(features, labels))

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfperf.worker import xla_compilations
-from tfperf.worker.checks import ConfigurationError
+from tfperf.worker.proofs import xla_compilations
+from tfperf.worker.proofs.case_checks import ConfigurationError
 
 if TYPE_CHECKING:
     from tfperf.worker.pipelines import Source
@@ -49,7 +49,7 @@ def _times(what: str, count: int) -> str:
 
 def executions_in_one_round(source: Source, k: int) -> int:
     """XLA executions in one more round of this process, from a profiler trace."""
-    from tfperf.worker import xla_trace
+    from tfperf.worker.proofs import xla_trace
 
     with xla_trace.traced() as activity:
         source.round(k)

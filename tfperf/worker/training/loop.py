@@ -16,9 +16,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfperf.worker import flops, layers, placements, precision
-from tfperf.worker.graph_functions import graph_function
-from tfperf.worker.pool import POOL_BATCHES, pool_batches
+from tfperf.worker import placements
+from tfperf.worker.model import layers, precision
+from tfperf.worker.telemetry import step_flops
+from tfperf.worker.training.graph_functions import graph_function
+from tfperf.worker.training.pool import POOL_BATCHES, pool_batches
 from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
@@ -287,4 +289,4 @@ class Trainer:
 
     def flops_per_example(self, batch_size: int) -> float:
         """Matrix-product FLOPs of one step, read from a trace of forward and gradient."""
-        return flops.count_graph(self.step_graph(batch_size)) / batch_size
+        return step_flops.count_graph(self.step_graph(batch_size)) / batch_size

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from tfperf.processes import protocol
 
 if TYPE_CHECKING:
-    from tfperf.worker import training
     from tfperf.worker.pipelines import Source
+    from tfperf.worker.training import loop
 
 def build_info() -> dict[str, str | None]:
     """What TensorFlow was built as: its version and git hash, and the CUDA and cuDNN it was
@@ -49,7 +49,7 @@ ALONE_BATCHES = 20  # batches the pipeline is timed over without training
 ALONE_ROUNDS = 2  # rounds the step is timed over on device-resident batches
 
 
-def step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
+def step_alone(trainer: loop.Trainer, k: int, batch_examples: int) -> float:
     """Examples/s of the step with no input cost (the device-resident pool)."""
     trainer.run_round(k)  # traced and warm
     times = []
@@ -60,7 +60,7 @@ def step_alone(trainer: training.Trainer, k: int, batch_examples: int) -> float:
     return batch_examples * k / sorted(times)[len(times) // 2]
 
 
-def input_figures(source: Source, trainer: training.Trainer, spec: protocol.WorkerSpec,
+def input_figures(source: Source, trainer: loop.Trainer, spec: protocol.WorkerSpec,
                    batch_examples: int) -> dict[str, Any]:
     """The pipeline alone and the step alone, for a case fed by a real pipeline."""
     pipeline = source.examples_per_sec_alone(ALONE_BATCHES)

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from tfperf.ab import report
+from tfperf.ab import session_report
 from tfperf.ab.verdict import judge
 from tfperf.options.ab_settings import DUETS, ABSettings
 
@@ -105,25 +105,25 @@ def yardstick_narrowing(case: dict[str, Any], settings: ABSettings) -> float | N
         return None
     widths = []
     for adjust in (True, False):
-        found = judge(report.pairs_of(case), replace(settings, adjust_yardstick=adjust))
+        found = judge(session_report.pairs_of(case), replace(settings, adjust_yardstick=adjust))
         widths.append(math.log(found.high / found.low))
     return widths[0] / widths[1] if widths[1] > 0 else None
 
 
 def case_row(case: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """One case of a session file, as this benchmark counts it."""
-    settings = report.settings_of(data)
-    verdict = report.final(case, settings)
-    return {"outcome": report.outcome(case, settings),
+    settings = session_report.settings_of(data)
+    verdict = session_report.final(case, settings)
+    return {"outcome": session_report.outcome(case, settings),
             "ratio": verdict.ratio if verdict else None,
             "low": verdict.low if verdict else None,
             "high": verdict.high if verdict else None,
             "pairs": len(case["pairs"]), **pair_noise(case["pairs"]),
             "wall_s": case.get("wall_s"),
             "rounds_s": case.get("rounds_s"), "relay_s": case.get("relay_s"),
-            "duet_offset": report.duet_offset(case),
-            "second_turn": report.second_turn_effect(case),
-            "yardstick_share": report.yardstick_share(case),
+            "duet_offset": session_report.duet_offset(case),
+            "second_turn": session_report.second_turn_effect(case),
+            "yardstick_share": session_report.yardstick_share(case),
             "yardstick_narrowing": yardstick_narrowing(case, settings),
             "order_effect": case["order_effect"],
             "sides": {n: {"tensorflow": data["sides"][n]["tensorflow"],
@@ -173,7 +173,7 @@ def summary(outcomes: Outcomes) -> list[str]:
             values = [r[key] for r in rows if r.get(key) is not None]
             return float(np.median(values)) if values else float("nan")
 
-        effects = [e for e in map(report.start_order_effect, rows) if e is not None]
+        effects = [e for e in map(session_report.start_order_effect, rows) if e is not None]
         gaps = np.log(effects) if effects else np.array([np.nan])
         lines.append(
             f"{level:<5g}  {arm or '-'}  {case_id.removesuffix('-prep_host')}  {dict(counts)}  "

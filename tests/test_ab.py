@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import TEST_WORKLOADS, MakeSuite
-from tfperf.ab import duet_pool, report
+from tfperf.ab import duet_pool, session_report
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 
@@ -268,14 +268,14 @@ def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite
 def test_duets_alternate_start_order_and_files_kept_with_two_still_read() -> None:
     assert [duet_pool.start_order(number) for number in (1, 2, 3, 4)] == \
         [("A", "B"), ("B", "A"), ("A", "B"), ("B", "A")]
-    effect = report.start_order_effect({"order_effect": {"a_first_ratio": 1.0,
+    effect = session_report.start_order_effect({"order_effect": {"a_first_ratio": 1.0,
                                                          "b_first_ratio": 1.02}})
     assert effect is not None and math.isclose(effect, 1.02)
     # Before --perf-ab-duets, a session file named its two duets by number.
     old = {"order_effect": {"duet1_ratio": 0.99, "duet2_ratio": 1.01},
            "settings": {"floor": 0.015, "alpha": 0.05, "min_pairs": 16, "max_pairs": 128}}
-    effect = report.start_order_effect(old)
+    effect = session_report.start_order_effect(old)
     assert effect is not None and math.isclose(effect, 1.01 / 0.99)
-    assert report.settings_of(old).duets == 2
-    assert report.settings_of(old).look_rule == "bonferroni"  # as it was run
-    assert report.start_order_effect({"order_effect": {"a_first_ratio": 1.0}}) is None
+    assert session_report.settings_of(old).duets == 2
+    assert session_report.settings_of(old).look_rule == "bonferroni"  # as it was run
+    assert session_report.start_order_effect({"order_effect": {"a_first_ratio": 1.0}}) is None

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, norm
 
-from tfperf.ab import random_effects, report, signed_rank, simulate, spending, verdict
+from tfperf.ab import random_effects, session_report, signed_rank, simulate, spending, verdict
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
@@ -66,11 +66,11 @@ def test_the_looks_are_crossed_as_alpha_is_spent(fractions: tuple[float, ...]) -
 
 
 def test_the_report_names_the_rule() -> None:
-    assert report.looks_rule(TODAY) == (
+    assert session_report.looks_rule(TODAY) == (
         "pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank interval, "
         "99.7% at 16, 99.6% at 32, 99.3% at 64, 98.5% at 128, 96.8% at 256 pairs "
         "(5% over all looks: alpha spent in proportion to the pairs)")
-    assert report.looks_rule(DEFAULTS).startswith("each worker process a unit: duets' ")
+    assert session_report.looks_rule(DEFAULTS).startswith("each worker process a unit: duets' ")
 
 
 # The issue's grid: per-pair SD 1.5% to 10%, each duet's own offset 0.3% to 1% (SD, log B/A);

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.gate import case as case_gate
-from tfperf.gate import refresh, statistics
+from tfperf.gate import case_verdict, refresh, statistics
 from tfperf.gate import rules as gate_rules
-from tfperf.gate.case import Sources
+from tfperf.gate.case_verdict import Sources
 from tfperf.gate.fingerprint import Fingerprint
 from tfperf.gate.history import History, Run
 from tfperf.gate.statistics import GateSettings
@@ -42,7 +41,7 @@ def test_history_is_the_entry_plus_later_nightly_runs_of_the_same_hard_key() -> 
     nightly.append(run(1000, 16, hard={**HARD, "tensorflow": "2.22.0"}))
     nightly.append(run(500, 17, verdict=statistics.REGRESSION))  # a confirmed regression: not normal
     sources = Sources(entry([run(1000, 3), run(1000, 4)], since="2026-11-08"), nightly)
-    history, hard_note, soft_note = case_gate.comparable(run(990, 20), sources, 30)
+    history, hard_note, soft_note = case_verdict.comparable(run(990, 20), sources, 30)
     assert [r.when for r in history] == ["2026-11-03", "2026-11-04"] + [
         f"2026-11-{d:02d}" for d in range(8, 15)]
     assert hard_note == ""
@@ -52,17 +51,17 @@ def test_history_is_the_entry_plus_later_nightly_runs_of_the_same_hard_key() -> 
 def test_a_result_of_another_hard_key_is_never_compared_and_the_field_is_named() -> None:
     sources = Sources(None, [run(1000, d) for d in range(1, 12)])
     newer = run(500, 20, hard={**HARD, "tensorflow": "2.22.0"})
-    verdict = case_gate.assess(newer, sources, gate_rules.GateRules({}), GateSettings())
-    assert verdict.status == case_gate.FINGERPRINT_DIFFERS
+    verdict = case_verdict.assess(newer, sources, gate_rules.GateRules({}), GateSettings())
+    assert verdict.status == case_verdict.FINGERPRINT_DIFFERS
     assert verdict.fingerprint_note == "tensorflow: '2.21.0' -> '2.22.0'"
     assert verdict.verdicts == ()
-    concluded = case_gate.conclude(verdict, None, gate_rules.GateRules({}), GateSettings(), TODAY)
-    assert concluded.status == case_gate.FINGERPRINT_DIFFERS
+    concluded = case_verdict.conclude(verdict, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert concluded.status == case_verdict.FINGERPRINT_DIFFERS
 
 
 def test_the_history_is_the_most_recent_runs_only() -> None:
     sources = Sources(None, [run(1000 + d, d) for d in range(1, 29)])
-    history, _, _ = case_gate.comparable(run(1000, 30), sources, 20)
+    history, _, _ = case_verdict.comparable(run(1000, 30), sources, 20)
     assert len(history) == 20 and history[0].when == "2026-11-09"
 
 
@@ -74,24 +73,24 @@ def test_a_confirmed_regression_without_a_waiver_fails_and_an_expired_one_gates_
         '[[waivers]]\ncases = "resnet20-cpu1"\nreason = "known: issue 12"\n'
         "expires = 2026-11-30\n")
     rules = gate_rules.load(tmp_path)
-    first = case_gate.assess(slow, sources, rules, GateSettings())
+    first = case_verdict.assess(slow, sources, rules, GateSettings())
     assert first.status == statistics.FLAGGED
-    waived = case_gate.conclude(first, None, rules, GateSettings(), TODAY)
+    waived = case_verdict.conclude(first, None, rules, GateSettings(), TODAY)
     assert (waived.status, waived.failed) == ("waived", False)
     assert waived.waiver_note == "waived until 2026-11-30: known: issue 12"
-    later = case_gate.conclude(first, None, rules, GateSettings(), datetime.date(2026, 12, 1))
+    later = case_verdict.conclude(first, None, rules, GateSettings(), datetime.date(2026, 12, 1))
     assert later.failed
     assert later.waiver_note.startswith("waiver expired 2026-11-30")
-    unwaived = case_gate.conclude(first, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    unwaived = case_verdict.conclude(first, None, gate_rules.GateRules({}), GateSettings(), TODAY)
     assert unwaived.failed and unwaived.throughput is not None
     assert unwaived.throughput.status == statistics.REGRESSION
 
 
 def test_a_rerun_that_is_not_slower_does_not_confirm() -> None:
     sources = Sources(None, [run(1000 + (d % 3), d) for d in range(1, 13)])
-    first = case_gate.assess(run(800, 20), sources, gate_rules.GateRules({}), GateSettings())
+    first = case_verdict.assess(run(800, 20), sources, gate_rules.GateRules({}), GateSettings())
     again = replace(run(1001, 21), session="s20")
-    verdict = case_gate.conclude(first, again, gate_rules.GateRules({}), GateSettings(), TODAY)
+    verdict = case_verdict.conclude(first, again, gate_rules.GateRules({}), GateSettings(), TODAY)
     assert verdict.status == statistics.NOT_CONFIRMED and not verdict.failed
 
 

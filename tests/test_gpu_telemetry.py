@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.fake_nvml import FakeNvml
-from tfperf.gate import case as case_gate
+from tfperf.gate import case_verdict
 from tfperf.gate.fingerprint import Fingerprint
 from tfperf.gate.history import Run
 from tfperf.ground import machine
@@ -59,7 +59,7 @@ def test_a_thermal_throttle_makes_the_result_unreliable_and_unjudged() -> None:
     assert gpu_telemetry.throttled({"gpu0": {"throttle_reasons": ["sw_power_cap"]}}) == []
     assert gpu_telemetry.throttled({"unavailable": "unavailable: no NVIDIA driver"}) == []
     run = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-22", "s", 10.0, (10.0, 10.0))
-    verdict = case_gate.not_judged(run, throttles)
+    verdict = case_verdict.not_judged(run, throttles)
     assert verdict.status == "throttled" and not verdict.failed
     assert verdict.unjudged == ("not judged: the GPU throttled during measurement "
                                 "(gpu0: sw_thermal_slowdown), so the result is unreliable")
@@ -67,7 +67,7 @@ def test_a_thermal_throttle_makes_the_result_unreliable_and_unjudged() -> None:
     later = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-23", "t", 10.0, (10.0,))
     kept = Run("c", Fingerprint({"gpu_model": "H100"}), "2026-11-22", "s", 10.0, (10.0,),
                verdict=verdict.status)
-    assert case_gate.comparable(later, case_gate.Sources(None, [kept]), 30)[0] == []
+    assert case_verdict.comparable(later, case_verdict.Sources(None, [kept]), 30)[0] == []
 
 
 def test_nvlink_rates_come_from_counters_and_a_gpu_without_nvlink_says_so() -> None:

@@ -15,7 +15,7 @@ from tfperf.cases import catalog
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.gate import history
 from tfperf.gate import rules as gate_rules
-from tfperf.gate.case import Sources
+from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError
 from tfperf.ground.machine import Machine
 from tfperf.measure.case_runner import CaseRunner

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfperf.ab import report
-from tfperf.ab.case import FORMAT
+from tfperf.ab import session_report
+from tfperf.ab.ab_runner import FORMAT
 from tfperf.ab.verdict import SLOWER
 from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
@@ -64,11 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as error:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2
-    settings = report.settings_of(data, None if args.floor is None else args.floor / 100)
-    print(report.describe_sides(data))
-    for line in report.table(data, settings) + report.write(data, settings, args.reports):
+    settings = session_report.settings_of(data, None if args.floor is None else args.floor / 100)
+    print(session_report.describe_sides(data))
+    for line in session_report.table(data, settings) + session_report.write(data, settings, args.reports):
         print(line)
-    outcomes = [report.outcome(case, settings) for case in data["cases"]]
+    outcomes = [session_report.outcome(case, settings) for case in data["cases"]]
     return 1 if any(o == SLOWER or o.startswith("FAILED") for o in outcomes) else 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.ab.case import ABRunner, SideSetup
+from tfperf.ab.ab_runner import ABRunner, SideSetup
 from tfperf.gate import history
 from tfperf.ground.machine import Machine
 from tfperf.options.perf import PerfOptions

@@ -20,8 +20,8 @@ from typing import Any
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.tiers import Tier
 from tfperf.processes import protocol
+from tfperf.processes.process_setup import claim_stdout, without_plotting
 from tfperf.processes.runner import Worker
-from tfperf.processes.start import claim_stdout, without_plotting
 from tfperf.workload import WorkloadError, WorkloadInfo, discover
 
 CATALOG = "catalog"

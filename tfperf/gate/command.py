@@ -16,11 +16,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.gate import case as case_gate
-from tfperf.gate import history
-from tfperf.gate import report as gate_report
+from tfperf.gate import case_verdict, history, summary_and_trends
 from tfperf.gate import rules as gate_rules
-from tfperf.gate.case import Sources
+from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError, read_json
 from tfperf.gate.statistics import GateSettings
 from tfperf.gate.store import BaselineStore
@@ -70,11 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tfperf-gate: {error}", file=sys.stderr)
         return 2
     today = datetime.date.today()
-    gates = [case_gate.conclude(case_gate.assess(run, sources, rules, settings), None, rules,
+    gates = [case_verdict.conclude(case_verdict.assess(run, sources, rules, settings), None, rules,
                                 settings, today) for run in runs]
-    text = gate_report.markdown(gates, f"{args.session.name} on {key}")
+    text = summary_and_trends.markdown(gates, f"{args.session.name} on {key}")
     print(text)
-    for line in gate_report.write_reports(gates, args.reports, f"{args.session.name} on {key}"):
+    for line in summary_and_trends.write_reports(gates, args.reports, f"{args.session.name} on {key}"):
         print(line)
     return 1 if any(g.failed for g in gates) else 0
 

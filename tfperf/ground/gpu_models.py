@@ -1,5 +1,5 @@
 """The GPU models a plan knows: their memory, and what ResNet-50 v1.5 trains at on one of them,
-from NVIDIA's published TensorFlow training throughput (tfperf.cases.estimate says where)."""
+from NVIDIA's published TensorFlow training throughput (tfperf.plan.estimate says where)."""
 
 from __future__ import annotations
 

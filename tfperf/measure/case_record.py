@@ -7,7 +7,7 @@ from typing import Any
 
 from tfperf.cases.matrix import Case
 from tfperf.gate import history
-from tfperf.gate.case import CaseGate
+from tfperf.gate.case_verdict import CaseGate
 from tfperf.ground.failures import CaseFailure
 
 

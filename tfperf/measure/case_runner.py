@@ -17,14 +17,12 @@ import pytest
 
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.gate import case as case_gate
-from tfperf.gate import fingerprint, history
-from tfperf.gate import report as gate_report
-from tfperf.gate.case import Sources
+from tfperf.gate import case_verdict, fingerprint, history, summary_and_trends
+from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry, report, training_checks
+from tfperf.measure import figures, gpu_telemetry, summary_table, training_checks
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
@@ -127,14 +125,14 @@ class CaseRunner:
         self.history_file = self.keep_runs() or self.history_file
         gates = [r.gate for r in self.records if r.gate is not None]
         if gates:
-            self.report_lines = gate_report.write_reports(gates, reports_dir, self._title())
+            self.report_lines = summary_and_trends.write_reports(gates, reports_dir, self._title())
 
     def sections(self) -> list[tuple[str, list[str]]]:
         if not self.records:
             return []
         kept = [f"runs kept in {self.history_file}"] if self.history_file else []
         return [(f"tfperf: {self._title()}",
-                 [*report.table(self.records), *self.report_lines, *kept])]
+                 [*summary_table.table(self.records), *self.report_lines, *kept])]
 
     def machine_info(self) -> dict[str, Any] | None:
         return {**self.machine.benchmark_info(self.build), "tier": self.options.tier.label}
@@ -258,17 +256,17 @@ class CaseRunner:
             return
         throttles = gpu_telemetry.throttled(info["gpu_telemetry"])
         if throttles:
-            record.gate = case_gate.not_judged(run, throttles)
+            record.gate = case_verdict.not_judged(run, throttles)
             record.run = replace(run, verdict=record.gate.status)
-            info["gate"] = case_gate.extra_info(record.gate, None)
+            info["gate"] = case_verdict.extra_info(record.gate, None)
             benchmark.extra_info.update(info)
             return
         settings = self.options.gate
-        verdict = case_gate.assess(run, self.sources, self.rules, settings)
+        verdict = case_verdict.assess(run, self.sources, self.rules, settings)
         again = profile = None
         if verdict.flagged and self.options.rerun:
             again, profile = self._rerun(record.case, spec)
-        verdict = case_gate.conclude(verdict, again, self.rules, settings,
+        verdict = case_verdict.conclude(verdict, again, self.rules, settings,
                                      datetime.date.today())
         if profile is not None:
             if verdict.failed:
@@ -279,10 +277,10 @@ class CaseRunner:
         record.gate = verdict
         record.run = replace(run, verdict=verdict.status, rerun_round_examples_per_sec=(
             again.round_examples_per_sec if again else ()))
-        info["gate"] = case_gate.extra_info(verdict, again)
+        info["gate"] = case_verdict.extra_info(verdict, again)
         benchmark.extra_info.update(info)
         if verdict.failed:
-            record.failure = CaseFailure("regression", case_gate.regression_message(verdict))
+            record.failure = CaseFailure("regression", case_verdict.regression_message(verdict))
             raise record.failure
 
 

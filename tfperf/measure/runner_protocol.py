@@ -1,5 +1,5 @@
 """What the suite's test and the plugin ask of a session's runner, whichever it is: the
-single-case runner (tfperf.measure.case_runner) or the A/B runner (tfperf.ab.case). Neither
+single-case runner (tfperf.measure.case_runner) or the A/B runner (tfperf.ab.ab_runner). Neither
 caller branches on which one it holds."""
 
 from __future__ import annotations

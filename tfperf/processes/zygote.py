@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
         return 2
     _die_with_parent()
     control = socket.socket(fileno=int(argv[0]))
-    from tfperf.processes.start import without_plotting
+    from tfperf.processes.process_setup import without_plotting
 
     without_plotting()
     for module in PRELOAD:

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
-from tfperf.processes.start import claim_stdout, without_plotting
+from tfperf.processes.process_setup import claim_stdout, without_plotting
 from tfperf.worker.proofs import case_checks, topology, xla_compilations, xla_proof, xla_trace
 from tfperf.worker.telemetry import reported
 

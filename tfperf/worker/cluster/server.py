@@ -13,7 +13,7 @@ import shutil
 import sys
 
 from tfperf.processes import cluster
-from tfperf.processes.start import without_plotting
+from tfperf.processes.process_setup import without_plotting
 from tfperf.worker.proofs import xla_compilations
 
 

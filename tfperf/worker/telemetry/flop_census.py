@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tfperf.processes import protocol
-from tfperf.processes.start import claim_stdout, without_plotting
+from tfperf.processes.process_setup import claim_stdout, without_plotting
 
 CENSUS = "census"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tfperf.ground.failures import in_one_line
 from tfperf.processes import protocol
-from tfperf.processes.start import claim_stdout, without_plotting
+from tfperf.processes.process_setup import claim_stdout, without_plotting
 from tfperf.worker.proofs.case_checks import classify
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tfperf.ab import duet, duet_pool, report
+from tfperf.ab import duet, duet_pool, session_report
 from tfperf.ab.duet import SIDES, Duel, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
@@ -187,13 +187,13 @@ class ABRunner:
         return record
 
     def reports(self, folder: Path) -> list[str]:
-        """Write the session's reports (report.py); lines that say where."""
-        return [*report.write(self.data(), self.settings, folder),
+        """Write the session's reports (session_report.py); lines that say where."""
+        return [*session_report.write(self.data(), self.settings, folder),
                 f"A/B session kept in {self.path} (judge it again: tfperf-ab FILE)"]
 
     def summary(self) -> list[str]:
         data = self.data()
-        return [report.describe_sides(data), *report.table(data, self.settings)]
+        return [session_report.describe_sides(data), *session_report.table(data, self.settings)]
 
     def keep(self) -> None:
         """Rewrite the session's A/B file with every case so far."""

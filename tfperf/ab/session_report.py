@@ -1,4 +1,4 @@
-"""An A/B session's reports, all made from its session file (case.py writes it), so that the
+"""An A/B session's reports, all made from its session file (ab_runner.py writes it), so that the
 standalone command (tfperf-ab) makes the same ones from a kept file: the terminal table, the
 Markdown summary (also appended to $GITHUB_STEP_SUMMARY), a plot per case, and one JSON file
 per side in pytest-benchmark's format (`pytest-benchmark compare A.json B.json`)."""
@@ -18,7 +18,7 @@ from pytest_benchmark.stats import Stats
 from tfperf.ab import random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
-from tfperf.gate.report import SUMMARY_ENV, save, slug
+from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
 from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).

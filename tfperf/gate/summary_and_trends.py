@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.gate import statistics
-from tfperf.gate.case import CaseGate
+from tfperf.gate.case_verdict import CaseGate
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 

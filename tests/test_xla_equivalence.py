@@ -40,7 +40,7 @@ def test_scaled_gradient_fails_shrinks_and_prints_a_command_that_reproduces_it(
         make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn", perf_files=("test_xla_equivalence.py",))
     # Narrowed with --perf-only so that shrinking (a real training run per step) stays short.
-    result = suite.runpytest(PROPERTY, "--hypothesis-profile=ci", "--perf-xla-fault=scale_gradient",
+    result = suite.runpytest(PROPERTY, "--hypothesis-profile=tfperf-ci", "--perf-xla-fault=scale_gradient",
                              "--perf-only=xla=jit", "--perf-only=precision=fp32",
                              "--perf-only=data_format=NHWC")
     result.assert_outcomes(failed=1)

@@ -16,12 +16,13 @@ from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.gate.files import StoreError
+from tfperf.ground import project
 from tfperf.ground.machine import detect
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options import perf as options
 from tfperf.plan import session_plan
 from tfperf.processes import warm_start
-from tfperf.session import RESULTS, PerfSession, discover, start
+from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
 
 SESSION = pytest.StashKey[PerfSession]()
 
@@ -33,19 +34,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in matrix.MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    try:
+        layout = project.load(config.rootpath)
+    except project.ProjectError as error:
+        raise pytest.UsageError(str(error)) from None
+    if config.getoption("benchmark_storage", None) == BENCHMARK_DEFAULT_STORAGE and (
+            layout.declared or layout.tests.is_dir()
+            or any(arg.startswith("tfperf.suite") for arg in config.args)):
+        # A project of the suite that named no storage keeps its baselines where every
+        # command looks (pytest-benchmark's configure runs after this one: trylast).
+        config.option.benchmark_storage = f"file://{layout.baselines}"
     machine = detect()
-    logs = config.rootpath / RESULTS / "logs"
+    logs = layout.results / "logs"
     # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
     # child is not verified yet (no GPU runner with TensorFlow has run it). Begun before the
     # options are read (naming a workload reads the workloads folder in a worker).
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
-    parsed = options.parse(config, machine, lambda d: sorted(discover(d, logs)))
+    parsed = options.parse(config, machine, lambda d: sorted(discover(d, logs)), layout.results)
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
-    config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs)
+    config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs, layout)
     hypothesis_profiles.choose(config, parsed.tier)
 
 
@@ -163,7 +174,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Keep every case of the session, then write the reports."""
     perf = session.config.stash.get(SESSION, None)
     if perf is not None and perf.runner is not None:
-        perf.runner.finish(session.config.rootpath / RESULTS / "reports")
+        perf.runner.finish(perf.layout.reports)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

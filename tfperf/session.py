@@ -18,6 +18,7 @@ from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError
 from tfperf.ground.machine import Machine
+from tfperf.ground.project import LAYOUT, Project
 from tfperf.measure.case_runner import CaseRunner
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options.perf import PerfOptions
@@ -33,6 +34,7 @@ class PerfSession:
     options: PerfOptions
     machine: Machine
     log_dir: Path
+    layout: Project
     runner: Runner | None = None  # the single-case runner, or an A/B session's
     equivalence: EquivalenceCheck | None = None
     # A workloads folder that cannot be read, found while collecting (see generate_tests).
@@ -52,13 +54,23 @@ def discover(directory: Path, log_dir: Path) -> dict[str, WorkloadInfo]:
         raise pytest.UsageError(str(error)) from None
 
 
-RESULTS = Path(".perf-results")
+# pytest-benchmark's own default storage: a session that did not name one stores in the
+# project's baselines folder instead (tfperf.plugin), which every command reads.
+BENCHMARK_DEFAULT_STORAGE = "file://./.benchmarks"
 
 
-def baselines_dir(config: pytest.Config) -> Path:
-    """pytest-benchmark's storage folder (--benchmark-storage, baselines/ by pytest.ini)."""
+def baselines_dir(config: pytest.Config, layout: Project) -> Path:
+    """The project's baselines folder, which must be pytest-benchmark's storage folder too: a
+    UsageError, one line, if they differ."""
     bench = getattr(config, "_benchmarksession", None)
-    return Path(str(bench.storage)) if bench is not None else config.rootpath / "baselines"
+    if bench is None:
+        return layout.baselines
+    storage = Path(str(bench.storage))
+    if storage.resolve() != layout.baselines.resolve():
+        raise pytest.UsageError(
+            f"pytest-benchmark stores in {storage} (--benchmark-storage) but the project's "
+            f"baselines are {layout.baselines} ({LAYOUT}): make them one folder")
+    return layout.baselines
 
 
 def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
@@ -80,7 +92,7 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
     perf.machine = replace(perf.machine, tensorflow=runtimes.under_test.tensorflow)
     if runtimes.baseline is not None:
         perf.runner = sides.runner(perf.options, runtimes.baseline, runtimes.under_test,
-                                   perf.machine, perf.log_dir, config.rootpath / RESULTS,
+                                   perf.machine, perf.log_dir, perf.layout.results,
                                    lambda folder: discover(folder, perf.log_dir), perf.workloads)
 
 
@@ -97,7 +109,7 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
         bench.machine_id = key
         bench.storage.default_machine_id = key
         bench.handle_loading()
-    baselines = baselines_dir(session.config)
+    baselines = baselines_dir(session.config, perf.layout)
     try:
         rules = gate_rules.load(baselines)
         sources = Sources.load(baselines, key, perf.options.history_dir)
@@ -107,6 +119,6 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
         return  # an A/B session judges by its pairs, not by history
     runner = perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
                                       perf.log_dir, history.session_id(), perf.runtime,
-                                      session.config.rootpath / RESULTS / "reports")
+                                      perf.layout.reports)
     if perf.options.plan.budget_s is not None:
         runner.deadline = time.monotonic() + perf.options.plan.budget_s

@@ -21,6 +21,7 @@ from tfperf.ab.ab_runner import FORMAT
 from tfperf.ab.verdict import SLOWER
 from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
+from tfperf.ground import project
 from tfperf.options.ab_settings import LOOK_RULES
 
 _PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
@@ -47,9 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("session", type=Path, help="an A/B session file written by pytest perf/")
     parser.add_argument("--floor", metavar="PERCENT", type=float,
                         help="the least change called slower or faster (default: the session's)")
-    parser.add_argument("--reports", type=Path, default=Path(".perf-results/reports/ab"),
-                        help="where ab.md, A.json, B.json and the plots go "
-                             "(default: .perf-results/reports/ab)")
+    parser.add_argument("--reports", type=Path,
+                        help="where ab.md, A.json, B.json and the plots go (default: "
+                             f"RESULTS/reports/ab, the project's results folder; {project.LAYOUT})")
     return parser
 
 
@@ -58,6 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.floor is not None and not 0 < args.floor < 50:
         parser.error(f"--floor: {args.floor} is not a percentage above 0 and below 50")
+    try:
+        layout = project.find()
+    except project.ProjectError as error:
+        parser.error(str(error))
+    args.reports = args.reports or layout.reports / "ab"
     try:
         data = read_json(args.session)
         schemas.validate(data, SCHEMA, args.session, "tfperf A/B session file")

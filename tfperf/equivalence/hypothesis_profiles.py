@@ -11,10 +11,12 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tfperf.ground.tiers import Tier
 
-# Hypothesis profiles for the XLA equivalence property. `ci`: derandomized and few examples,
-# within the CPU self-test budget. `nightly`: many examples, with an example database that the
-# nightly workflow keeps between runs (so a failure found once is tried first next night).
-# Chosen by --hypothesis-profile, else $TFPERF_HYPOTHESIS_PROFILE, else by tier.
+# Hypothesis profiles for the XLA equivalence property, named for the suite so that a
+# project's own `ci` or `nightly` profile is left alone. `tfperf-ci`: derandomized and few
+# examples, within the CPU self-test budget. `tfperf-nightly`: many examples, with an example
+# database that the nightly workflow keeps between runs (so a failure found once is tried first
+# next night). Chosen by --hypothesis-profile, else $TFPERF_HYPOTHESIS_PROFILE (ci or nightly),
+# else by tier.
 HYPOTHESIS_DB = Path(".perf-results") / "hypothesis"
 # Examples train real models for seconds each: no deadline, no too-slow health check.
 # No explain phase: it re-runs the failing example many times over to annotate it, minutes of
@@ -22,8 +24,9 @@ HYPOTHESIS_DB = Path(".perf-results") / "hypothesis"
 _COMMON = settings(deadline=None, print_blob=True,
                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("ci", _COMMON, max_examples=3, derandomize=True, database=None)
-settings.register_profile("nightly", _COMMON, max_examples=50,
+CI, NIGHTLY = "tfperf-ci", "tfperf-nightly"
+settings.register_profile(CI, _COMMON, max_examples=3, derandomize=True, database=None)
+settings.register_profile(NIGHTLY, _COMMON, max_examples=50,
                           database=DirectoryBasedExampleDatabase(str(HYPOTHESIS_DB)))
 PROFILE_ENV = "TFPERF_HYPOTHESIS_PROFILE"
 
@@ -41,9 +44,10 @@ def choose(config: pytest.Config, tier: Tier) -> None:
         return
     default = "ci" if tier is Tier.SMOKE else "nightly"
     profile = os.environ.get(PROFILE_ENV, default)
-    if profile not in ("ci", "nightly"):
+    named = {"ci": CI, "nightly": NIGHTLY, CI: CI, NIGHTLY: NIGHTLY}
+    if profile not in named:
         raise pytest.UsageError(f"${PROFILE_ENV}: no profile {profile!r}; valid: ci, nightly")
-    _chosen.append(settings.get_profile(profile))
+    _chosen.append(settings.get_profile(named[profile]))
 
 
 def current() -> settings:

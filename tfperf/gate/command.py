@@ -22,18 +22,21 @@ from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError, read_json
 from tfperf.gate.statistics import GateSettings
 from tfperf.gate.store import BaselineStore
+from tfperf.ground import project
 
 
 def _parser() -> argparse.ArgumentParser:
     defaults = GateSettings()
     parser = argparse.ArgumentParser(prog="tfperf-gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("session", type=Path, help="a session file written by pytest perf/")
-    parser.add_argument("--history", type=Path, default=Path(".perf-results/history"),
-                        help="the kept sessions (default: .perf-results/history)")
-    parser.add_argument("--baselines", type=Path, default=Path("baselines"),
-                        help="the shared baselines (default: baselines)")
-    parser.add_argument("--reports", type=Path, default=Path(".perf-results/reports"),
-                        help="where summary.md and the trend plots go")
+    parser.add_argument("--history", type=Path,
+                        help="the kept sessions (default: RESULTS/history, the project's "
+                             f"results folder; {project.LAYOUT})")
+    parser.add_argument("--baselines", type=Path,
+                        help=f"the shared baselines (default: the project's; {project.LAYOUT})")
+    parser.add_argument("--reports", type=Path,
+                        help="where summary.md and the trend plots go (default: "
+                             "RESULTS/reports)")
     parser.add_argument("--z", type=float, default=defaults.z)
     parser.add_argument("--effect-floor", type=float, default=defaults.floor * 100,
                         metavar="PERCENT")
@@ -55,6 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     settings = _settings(parser, args)
+    try:
+        layout = project.find()
+    except project.ProjectError as error:
+        parser.error(str(error))
+    args.history = args.history or layout.history
+    args.baselines = args.baselines or layout.baselines
+    args.reports = args.reports or layout.reports
     try:
         data = read_json(args.session)
         runs = history.read_session(args.session, data)

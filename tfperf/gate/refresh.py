@@ -8,7 +8,8 @@ versioned entry only when asked, with a reason.
     tfperf-refresh --list
     tfperf-refresh --rollback 3 --write --reason "entry 4 was measured on a throttled GPU"
 
-Sessions run `pytest perf/` with gating off. The refresh refuses (exit 1) when a case did not
+Sessions run `pytest` on the project's tests (perf/ unless `[tool.tfperf]` says otherwise) with
+gating off. The refresh refuses (exit 1) when a case did not
 run in every session, when its runs' fingerprints differ, or when the spread of its per-session
 medians is over --max-spread. Nothing stored is changed or removed: each write is a new entry.
 The measured sessions are kept under .perf-results/refresh/, so that the entry a dry run showed
@@ -32,6 +33,7 @@ from tfperf.gate.files import StoreError
 from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings, relative_sigma
 from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
+from tfperf.ground import project
 from tfperf.ground.machine import detect
 
 DEFAULT_SESSIONS = 5
@@ -66,9 +68,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rollback", type=int, metavar="N",
                         help="make entry N's content the active baseline again")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
-    parser.add_argument("--baselines", type=Path, default=Path("baselines"))
-    parser.add_argument("--history", type=Path, default=Path(".perf-results/history"),
-                        help="the kept nightly runs, for the spread a marked change keeps")
+    parser.add_argument("--tests", type=Path,
+                        help=f"the suite's tests, run by each session (default: the project's; "
+                             f"{project.LAYOUT})")
+    parser.add_argument("--baselines", type=Path,
+                        help=f"the shared baselines (default: the project's; {project.LAYOUT})")
+    parser.add_argument("--history", type=Path,
+                        help="the kept nightly runs, for the spread a marked change keeps "
+                             "(default: RESULTS/history, the project's results folder)")
     parser.add_argument("pytest_args", nargs="*", help=argparse.SUPPRESS)
     return parser
 
@@ -110,14 +117,15 @@ def _same_judgement(args: argparse.Namespace) -> str:
     defaults = _parser().parse_args([])
     extra = [f"--{name.replace('_', '-')} {shlex.quote(str(getattr(args, name)))}"
              for name in ("max_spread", "baselines", "history")
-             if getattr(args, name) != getattr(defaults, name)]
+             if getattr(args, name) != getattr(defaults, name)
+             and getattr(args, name) != getattr(args, f"default_{name}", None)]
     return "".join(f" {e}" for e in extra) + (" --mark-change" if args.mark_change else "")
 
 
-def kept_folder() -> Path:
-    """A new folder for one refresh's sessions (generated data: .perf-results is not kept in
-    git)."""
-    folder = Path(".perf-results") / "refresh" / history.session_id()
+def kept_folder(results: Path) -> Path:
+    """A new folder for one refresh's sessions (generated data: the results folder is not
+    kept in git)."""
+    folder = results / "refresh" / history.session_id()
     folder.mkdir(parents=True)
     return folder
 
@@ -128,7 +136,7 @@ def kept_sessions(folder: Path) -> list[list[Run]]:
 
 def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
     """N real `pytest perf/` sessions, each keeping its runs under `folder`."""
-    command = [sys.executable, "-m", "pytest", "perf/", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", str(args.tests), "-p", "no:cacheprovider",
                "--perf-gate=off", f"--perf-history={folder}"]
     if args.tier:
         command.append(f"--perf-tier={args.tier}")
@@ -228,6 +236,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check(parser, args)
+    try:
+        layout = project.find()
+    except project.ProjectError as error:
+        parser.error(str(error))
+    args.default_baselines, args.default_history = layout.baselines, layout.history
+    args.tests = args.tests or layout.tests
+    args.baselines = args.baselines or layout.baselines
+    args.history = args.history or layout.history
     folder = args.baselines / detect().key() / "entries"
     store = BaselineStore(folder)
     kept: Path | None = args.sessions_from
@@ -245,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kept is not None:
             measured = collect(kept_sessions(kept), args.max_spread / 100)
         elif target is None:
-            kept = kept_folder()
+            kept = kept_folder(layout.results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
         nightly = history.History(args.history).runs()
         limit = GateSettings().history_limit

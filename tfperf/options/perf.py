@@ -82,9 +82,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-warmup-rounds", metavar="N",
                     help="Rounds run before measuring, for tracing, compilation and autotuning.")
     group.addoption("--perf-rounds", metavar="N", help="Measured rounds per case.")
-    group.addoption("--perf-cache-dir", metavar="DIR", default=".perf-results/cache",
+    group.addoption("--perf-cache-dir", metavar="DIR",
                     help="Where generated input files (TFRecord) are kept and reused "
-                         "(default: .perf-results/cache).")
+                         "(default: the results folder's cache/, .perf-results/cache).")
     group.addoption("--perf-tfrecord-files", metavar="LAYOUT", default="few_large",
                     help=f"TFRecord file layout: {' or '.join(FILE_LAYOUTS)} (default: few_large).")
     group.addoption("--perf-virtual-devices", metavar="KINDS", default="cpu",
@@ -120,9 +120,9 @@ def add_options(parser: pytest.Parser) -> None:
                          "(default: on in the nightly and full tiers, off in smoke).")
     group.addoption("--perf-gate", metavar="on|off", default="on",
                     help="off: measure and keep the runs without gating them (default: on).")
-    group.addoption("--perf-history", metavar="DIR", default=".perf-results/history",
-                    help="Where every gated run is kept, one file per session "
-                         "(default: .perf-results/history).")
+    group.addoption("--perf-history", metavar="DIR",
+                    help="Where every gated run is kept, one file per session (default: the "
+                         "results folder's history/, .perf-results/history).")
     group.addoption("--perf-profile", metavar="TEXT", action="append", default=[],
                     help="Capture a TensorFlow profiler trace of one round, after the measured "
                          "rounds, of the cases whose id contains TEXT (repeatable; 'all' for "
@@ -130,9 +130,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-profile-regressions", metavar="on|off",
                     help="Capture a profile of every case whose regression is confirmed, in "
                          "its re-run (default: on in the nightly and full tiers, off in smoke).")
-    group.addoption("--perf-profile-dir", metavar="DIR", default=".perf-results/profiles",
-                    help="Where profiles are kept, one folder per session and case "
-                         "(default: .perf-results/profiles).")
+    group.addoption("--perf-profile-dir", metavar="DIR",
+                    help="Where profiles are kept, one folder per session and case (default: "
+                         "the results folder's profiles/, .perf-results/profiles).")
     group.addoption("--perf-workloads", metavar="DIR", default="workloads",
                     help="Folder of workload modules, relative to the rootdir.")
     group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
@@ -210,10 +210,16 @@ def _example(text: str) -> ArmSpec:
                          f"({error})") from None
 
 
-def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Path], list[str]]
-          ) -> PerfOptions:
-    """Read every --perf-* option; raises pytest.UsageError with one line on a bad value."""
+def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Path], list[str]],
+          results: Path) -> PerfOptions:
+    """Read every --perf-* option; raises pytest.UsageError with one line on a bad value.
+    `results`: the project's results folder, where the generated folders go by default."""
     get = config.getoption
+
+    def folder(option: str, default: str) -> Path:
+        given = get(option)
+        return Path(config.rootpath, given) if given else results / default
+
     try:
         tier = _tier(get("perf_tier")) if get("perf_tier") else (
             Tier.NIGHTLY if machine.gpus else Tier.SMOKE)
@@ -240,9 +246,9 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             rerun=one_of("--perf-rerun", "value", get("perf_rerun"), ON_OFF) == "on"
             if get("perf_rerun") else tier is not Tier.SMOKE,
             gating=one_of("--perf-gate", "value", get("perf_gate"), ON_OFF) == "on",
-            history_dir=Path(config.rootpath, get("perf_history")),
+            history_dir=folder("perf_history", "history"),
             workloads_dir=workloads_dir,
-            cache_dir=Path(config.rootpath, get("perf_cache_dir")),
+            cache_dir=folder("perf_cache_dir", "cache"),
             file_layout=one_of("--perf-tfrecord-files", "layout", get("perf_tfrecord_files"),
                                 FILE_LAYOUTS),
             virtual_devices=one_of("--perf-virtual-devices", "value",
@@ -256,7 +262,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             profile_regressions=one_of("--perf-profile-regressions", "value",
                                         get("perf_profile_regressions"), ON_OFF) == "on"
             if get("perf_profile_regressions") else tier is not Tier.SMOKE,
-            profile_dir=Path(config.rootpath, get("perf_profile_dir")),
+            profile_dir=folder("perf_profile_dir", "profiles"),
             injection=_injection(get("perf_inject_slowdown"))
             if get("perf_inject_slowdown") else None,
             retrace_fault=get("perf_retrace_fault") or None,

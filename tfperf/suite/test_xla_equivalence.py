@@ -4,7 +4,7 @@ Each example trains the drawn workload twice from identical initial weights on i
 batches, once with XLA off and once with the drawn mode (auto-clustering or jit_compile), and
 compares the loss at every step, the gradients of the first step and the weights after the
 last, within the precision's measured tolerance (tfperf/numerics/tolerances.py). The XLA arm must show
-XLA executions in its profiler trace. Profiles: `ci` (few, derandomized) and `nightly`
+XLA executions in its profiler trace. Profiles: `tfperf-ci` (few, derandomized) and `tfperf-nightly`
 (many, with a persistent example database): --hypothesis-profile or
 $TFPERF_HYPOTHESIS_PROFILE.
 """

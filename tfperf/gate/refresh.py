@@ -23,12 +23,11 @@ import getpass
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from tfperf.gate import history
+from tfperf.gate.baseline_entry import diff, refreshed
 from tfperf.gate.files import StoreError
 from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings, relative_sigma
@@ -111,14 +110,13 @@ def _who() -> str:
     return name or getpass.getuser()
 
 
-def _same_judgement(args: argparse.Namespace) -> str:
-    """The options a dry run was judged with that differ from the defaults: the write it
-    suggests must judge the same way, or it could refuse what the dry run showed."""
+def _same_judgement(args: argparse.Namespace, given: set[str]) -> str:
+    """The options a dry run was judged with that differ from the defaults, or were given:
+    the write it suggests must judge the same way, or it could refuse what the dry run showed."""
     defaults = _parser().parse_args([])
     extra = [f"--{name.replace('_', '-')} {shlex.quote(str(getattr(args, name)))}"
              for name in ("max_spread", "baselines", "history")
-             if getattr(args, name) != getattr(defaults, name)
-             and getattr(args, name) != getattr(args, f"default_{name}", None)]
+             if name in given or (name == "max_spread" and args.max_spread != defaults.max_spread)]
     return "".join(f" {e}" for e in extra) + (" --mark-change" if args.mark_change else "")
 
 
@@ -188,50 +186,6 @@ def collect(sessions: Sequence[Sequence[Run]], max_spread: float) -> dict[str, l
     return cases
 
 
-def _median(runs: Sequence[Run]) -> float | None:
-    return float(np.median([r.examples_per_sec for r in runs])) if runs else None
-
-
-def diff(old: Entry | None, new: Mapping[str, CaseBaseline]) -> list[str]:
-    lines = [f"{'case':<78} {'old ex/s':>10} {'new ex/s':>10} {'change':>8} {'runs':>5}"]
-    for case_id, baseline in sorted(new.items()):
-        before = old.cases.get(case_id) if old else None
-        then, now = _median(before.runs) if before else None, _median(baseline.runs)
-        change = f"{now / then - 1:+.1%}" if then and now else "new"
-        if before is not None and before is baseline:
-            continue  # unchanged
-        lines.append(f"{case_id:<78} {then or 0:>10.1f} {now or 0:>10.1f} {change:>8} "
-                     f"{len(baseline.runs):>5}")
-        if before and before.runs and baseline.runs:
-            hard = baseline.runs[-1].fingerprint.hard_differences(before.runs[-1].fingerprint)
-            if hard:
-                lines.append(f"  fingerprint changes: {'; '.join(hard)}")
-    return lines
-
-
-def refreshed(old: Entry | None, measured: Mapping[str, list[Run]], mark: bool,
-              nightly: Sequence[Run], limit: int) -> dict[str, CaseBaseline]:
-    """The cases of the new entry: the old entry's, with the measured cases' runs added (or,
-    with a marked change, restarted with their spread kept)."""
-    cases = dict(old.cases) if old else {}
-    for case_id, runs in measured.items():
-        before = cases.get(case_id)
-        since = before.history_since if before else ""
-        if mark:
-            # The history restarts here; the spread it had is kept for the short-history
-            # threshold of the runs to come.
-            past = list(before.runs if before else ()) + [
-                r for r in nightly if r.case_id == case_id and r.when >= since]
-            kept = relative_sigma([r.examples_per_sec for r in past]) if len(past) >= 2 else None
-            cases[case_id] = CaseBaseline(tuple(runs), runs[0].when, kept)
-        elif before is None:
-            cases[case_id] = CaseBaseline(tuple(runs), since)
-        else:
-            cases[case_id] = CaseBaseline((before.runs + tuple(runs))[-limit:], since,
-                                          before.kept_spread)
-    return cases
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -240,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         layout = project.find()
     except project.ProjectError as error:
         parser.error(str(error))
-    args.default_baselines, args.default_history = layout.baselines, layout.history
+    given = {name for name in ("baselines", "history") if getattr(args, name) is not None}
     args.tests = args.tests or layout.tests
     args.baselines = args.baselines or layout.baselines
     args.history = args.history or layout.history
@@ -276,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             again = (f"tfperf-refresh --sessions-from {kept}" if kept else
                      f"tfperf-refresh --rollback {args.rollback}")
             print(f"dry run: nothing written; to write this entry: {again}"
-                  f"{_same_judgement(args)} --write --reason \"...\"")
+                  f"{_same_judgement(args, given)} --write --reason \"...\"")
             return 0
 
         def make(current: Entry | None, version: int) -> Entry:

@@ -19,7 +19,7 @@ from tfperf.gate.files import StoreError
 from tfperf.ground import project
 from tfperf.ground.machine import detect
 from tfperf.measure.runner_protocol import Runner
-from tfperf.options import perf as options
+from tfperf.options import perf as perf_options
 from tfperf.plan import session_plan
 from tfperf.processes import warm_start
 from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
@@ -28,7 +28,7 @@ SESSION = pytest.StashKey[PerfSession]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_options(parser)
+    perf_options.add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
         warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
-    parsed = options.parse(config, machine, lambda d: sorted(discover(d, logs)), layout.results)
+    parsed = perf_options.parse(config, machine, lambda d: sorted(discover(d, logs)), layout.results)
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
@@ -99,8 +99,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not perf.options.plan.active or not cased or perf.collection_error:
         return
     try:
+        options = perf.options
+        planning = session_plan.Planning(
+            options.plan, options.worker, options.rounds, options.tier,
+            options.ab.settings if options.ab.baseline else None, options.history_dir,
+            options.workloads_dir)
         plan = perf.plan = session_plan.make(list(cased.values()), perf.workloads(),
-                                             perf.machine, perf.options, perf.log_dir)
+                                             perf.machine, planning, perf.log_dir)
     except StoreError as error:
         raise pytest.UsageError(str(error)) from None
     for item, case in cased.items():
@@ -132,8 +137,9 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     perf = request.config.stash[SESSION]
     arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
                      bool(perf.machine.gpus), perf.runtime)
-    perf.equivalence = EquivalenceCheck.for_session(arms, perf.workloads(), perf.options,
-                                                    perf.machine.cpu_avx512)
+    perf.equivalence = EquivalenceCheck.for_session(
+        arms, perf.workloads(), perf.options.only, perf.options.xla_fault,
+        perf.options.xla_example, perf.machine.cpu_avx512)
     if (why := perf.equivalence.nothing_to_draw()) is not None:
         arms.close()
         pytest.skip(why)

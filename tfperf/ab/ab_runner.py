@@ -115,8 +115,8 @@ class ABRunner:
             pytest.skip(f"side {name}'s workloads folder {setup.workloads_dir} has no "
                         f"workload {case.workload!r}")
         gpu_memory = self.machine.gpus[0].memory_bytes if self.machine.gpus else 0
-        spec = worker_spec(self.options, case, info, gpu_memory)
-        inject = injected_fraction(self.options, case) if name == "B" else 0.0
+        spec = worker_spec(self.options.worker, case, info, gpu_memory)
+        inject = injected_fraction(self.options.worker, case) if name == "B" else 0.0
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:

@@ -22,7 +22,7 @@ from tfperf.numerics.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
 
 if TYPE_CHECKING:
-    from tfperf.options.perf import PerfOptions
+    pass
 
 BATCH_SIZES = (4, 8, 16)
 MAX_STEPS = 4  # the tolerances were measured at this many steps (benchmarks/xla_noise_floor.py)
@@ -58,14 +58,16 @@ class EquivalenceCheck:
 
     @classmethod
     def for_session(cls, arms: ArmRunner, workloads: Mapping[str, WorkloadInfo],
-                    options: PerfOptions, cpu_avx512: bool = True) -> EquivalenceCheck:
+                    only: Mapping[str, tuple[str, ...]], xla_fault: str | None,
+                    xla_example: ArmSpec | None, cpu_avx512: bool = True) -> EquivalenceCheck:
         """The session's check: its workloads (those --perf-only names), on the first GPU
-        where there is one, in every precision the device runs."""
-        chosen = options.only.get("workload")
+        where there is one, in every precision the device runs; `xla_fault` and `xla_example`
+        as --perf-xla-fault and --perf-xla-example say."""
+        chosen = only.get("workload")
         return cls(arms, {n: w for n, w in workloads.items() if not chosen or n in chosen},
                    "/device:GPU:0" if arms.gpu else "/device:CPU:0",
                    ("fp32", "mixed_bf16", "mixed_fp16") if arms.gpu else ("fp32", "mixed_bf16"),
-                   options.xla_fault, options.xla_example, options.only,
+                   xla_fault, xla_example, only,
                    nchw_bf16=arms.gpu or cpu_avx512)
 
     def _allowed(self, axis: str, values: tuple[str, ...]) -> list[str]:

@@ -79,7 +79,7 @@ class CaseRunner:
             ready = worker.wait_ready()
             self.build = self.build or ready.get("build")
             warm = ready["warm_round_s"] or [ready["first_round_s"]]
-            inject = injected_fraction(self.options, case) * float(np.median(warm))
+            inject = injected_fraction(self.options.worker, case) * float(np.median(warm))
 
             def one_round() -> None:
                 message = worker.run_round(inject)
@@ -146,7 +146,7 @@ class CaseRunner:
             pytest.skip("the session's --perf-budget is spent: no new case starts")
         record = CaseRecord(case)
         self.records.append(record)
-        spec = worker_spec(self.options, case, self.workloads()[case.workload],
+        spec = worker_spec(self.options.worker, case, self.workloads()[case.workload],
                            self.gpu_memory_bytes)
         info = record.extra_info
         info.update(case_id=case.id, **case.axis_values(), virtual=case.virtual,

@@ -4,8 +4,7 @@ session's options: shared by the measured cases and the A/B comparison."""
 from __future__ import annotations
 
 from tfperf.cases.matrix import Case
-from tfperf.ground.tiers import MEASUREMENT
-from tfperf.options.perf import PerfOptions
+from tfperf.options.perf import WorkerOptions
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.workload import WorkloadInfo
 
@@ -18,9 +17,9 @@ def logical_gpu_memory_mb(case: Case, gpu_memory_bytes: int) -> int | None:
     return int(gpu_memory_bytes * 0.9 / case.device_count) >> 20
 
 
-def worker_spec(options: PerfOptions, case: Case, info: WorkloadInfo, gpu_memory_bytes: int
+def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memory_bytes: int
                 ) -> WorkerSpec:
-    size = options.size or MEASUREMENT[options.tier].size
+    size = options.size
     return WorkerSpec(
         case=case.axis_values(),
         workload_path=str(info.path),
@@ -38,7 +37,7 @@ def worker_spec(options: PerfOptions, case: Case, info: WorkloadInfo, gpu_memory
     )
 
 
-def injected_fraction(options: PerfOptions, case: Case) -> float:
+def injected_fraction(options: WorkerOptions, case: Case) -> float:
     """Test-only (--perf-inject-slowdown): the share of a round's time added to this case's."""
     injection = options.injection
     return injection.fraction if injection and injection.pattern in case.id else 0.0

@@ -39,6 +39,22 @@ class Injection:
 
 
 @dataclass(frozen=True)
+class WorkerOptions:
+    """What every case's worker is told, whichever runner starts it (tfperf.measure.worker_spec)."""
+
+    size: str
+    batch_size: int | None
+    warmup_rounds: int
+    steps_per_round: int
+    cache_dir: Path
+    all_reduce: str
+    file_layout: str
+    cluster: str
+    retrace_fault: str | None = None
+    injection: Injection | None = None
+
+
+@dataclass(frozen=True)
 class PerfOptions:
     tier: Tier
     only: Mapping[str, tuple[str, ...]]
@@ -68,6 +84,13 @@ class PerfOptions:
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
     ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
+
+    @property
+    def worker(self) -> WorkerOptions:
+        return WorkerOptions(self.size or MEASUREMENT[self.tier].size, self.batch_size,
+                             self.warmup_rounds, self.steps_per_round, self.cache_dir,
+                             self.all_reduce, self.file_layout, self.cluster, self.retrace_fault,
+                             self.injection)
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -12,8 +12,10 @@ from tfperf.cases import requirements
 from tfperf.cases.matrix import Case
 from tfperf.gate.history import History
 from tfperf.ground.machine import Machine
-from tfperf.ground.tiers import MEASUREMENT, Measurement
-from tfperf.options.perf import PerfOptions
+from tfperf.ground.tiers import Measurement, Tier
+from tfperf.options.ab_settings import ABSettings
+from tfperf.options.perf import WorkerOptions
+from tfperf.options.plan import PlanOptions
 from tfperf.plan import budget, estimate, flops_cache, selection
 from tfperf.workload import WorkloadInfo
 
@@ -35,8 +37,21 @@ def _coverage(chosen: selection.Selection | None) -> Callable[[Sequence[Case]], 
     return said
 
 
+@dataclass(frozen=True)
+class Planning:
+    """What a plan is made from, of the session's options."""
+
+    plan: PlanOptions
+    worker: WorkerOptions  # the size, batch, warm-up and steps each case's worker runs
+    rounds: int
+    tier: Tier
+    ab: ABSettings | None  # an A/B session's, whose cases are modelled at their longest
+    history_dir: Path  # past wall times
+    workloads_dir: Path  # FLOPs per example, counted once per contents
+
+
 def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: Machine,
-         options: PerfOptions, log_dir: Path) -> SessionPlan:
+         options: Planning, log_dir: Path) -> SessionPlan:
     """`cases`: the collected ones, in the matrix's order, each as it will run here. Raises
     StoreError where the kept history (each case's past wall times) cannot be read."""
     past = estimate.wall_times(History(options.history_dir).runs())
@@ -48,14 +63,15 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
         ordered = list(chosen.cases)
     else:
         ordered = runnable
-    size = options.size or MEASUREMENT[options.tier].size
-    flops, note = flops_cache.read(options.workloads_dir, size, options.cache_dir,
-                                    log_dir / "flop_census.log")
-    measured = Measurement(size, options.warmup_rounds, options.rounds, options.steps_per_round)
+    worker = options.worker
+    size = worker.size
+    flops, note = flops_cache.read(options.workloads_dir, size, worker.cache_dir,
+                                   log_dir / "flop_census.log")
+    measured = Measurement(size, worker.warmup_rounds, options.rounds, worker.steps_per_round)
     estimator = estimate.Estimator(
         machine, measured,
-        lambda c: options.batch_size or workloads[c.workload].batch_size(size, c.precision),
-        flops, past, options.ab.settings if options.ab.baseline else None)
+        lambda c: worker.batch_size or workloads[c.workload].batch_size(size, c.precision),
+        flops, past, options.ab)
     planned = [budget.Planned(c, *estimator.seconds(c)) for c in ordered]
     kept, dropped = budget.within_budget(planned, options.plan.budget_s)
     others: set[Case] = set()

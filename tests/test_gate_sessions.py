@@ -35,7 +35,7 @@ def _refresh(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _gate(cwd: Path, session: Path) -> subprocess.CompletedProcess[str]:
     # The standalone gate judges at the session's z: at the default z=4 a -99% run passes
     # whenever the two baseline sessions spread more than 25%, as this machine's often do.
-    return subprocess.run([sys.executable, "-m", "tfperf.gate.command", str(session), "--z=1"],
+    return subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(session), "--z=1"],
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 

@@ -11,9 +11,9 @@ from typing import Any, cast
 
 import pytest
 
-from tfperf.ab import command as ab_command
-from tfperf.gate import command as gate_command
+from tfperf.ab import tfperf_ab as ab_command
 from tfperf.gate import refresh
+from tfperf.gate import tfperf_gate as gate_command
 from tfperf.options import perf as options
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,11 +51,11 @@ def _help(*command: str) -> str:
 
 @pytest.mark.parametrize(("command", "expected"), [
     ((sys.executable, "-m", "pytest", "--help"), _perf_options),
-    ((sys.executable, "-m", "tfperf.gate.command", "--help"),
+    ((sys.executable, "-m", "tfperf.gate.tfperf_gate", "--help"),
      lambda: _argparse_options(gate_command._parser())),
     ((sys.executable, "-m", "tfperf.gate.refresh", "--help"),
      lambda: _argparse_options(refresh._parser())),
-    ((sys.executable, "-m", "tfperf.ab.command", "--help"),
+    ((sys.executable, "-m", "tfperf.ab.tfperf_ab", "--help"),
      lambda: _argparse_options(ab_command._parser())),
 ], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab"])
 def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:

@@ -99,7 +99,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     runs = history.read_session(kept[0])  # whole and valid: written atomically
     assert [r.case_id.split("-")[7] for r in runs] == ["fp32"]
     assert not list(results.glob(".*.tmp"))
-    report = subprocess.run([sys.executable, "-m", "tfperf.gate.command", str(kept[0]),
+    report = subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(kept[0]),
                              f"--history={suite.path / 'history'}"], cwd=suite.path,
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr

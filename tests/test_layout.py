@@ -89,6 +89,12 @@ def test_no_module_needs_scrolling() -> None:
     assert not long
 
 
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says what it does, once: no two report.py or case.py to tell apart."""
+    names = [p.name for p in PACKAGE.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
 def test_the_front_page_is_short() -> None:
     assert len((REPO / "README.md").read_bytes()) < FRONT_PAGE_BYTES
 

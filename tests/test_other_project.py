@@ -60,7 +60,7 @@ def test_refresh_and_gate_run_in_a_project_outside_this_repository(tmp_path: Pat
     assert "no history" not in night.stdout and "NO BASELINE" not in night.stdout, night.stdout
     kept = sorted((root / "out" / "history").rglob("*.json"))
     assert len(kept) == 1
-    gated = _run(root, "-m", "tfperf.gate.command", str(kept[0]))
+    gated = _run(root, "-m", "tfperf.gate.tfperf_gate", str(kept[0]))
     assert gated.returncode == 0, gated.stdout + gated.stderr
     assert CASE in (root / "out" / "reports" / "summary.md").read_text()
     assert not (root / ".perf-results").exists() and not (root / ".benchmarks").exists()

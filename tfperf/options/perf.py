@@ -20,7 +20,7 @@ from tfperf.ground.tiers import MEASUREMENT, Tier
 from tfperf.numerics.compare import FAULTS, ArmSpec
 from tfperf.options import ab as ab_options
 from tfperf.options import plan as plan_options
-from tfperf.options import runtime
+from tfperf.options import tensorflow_under_test
 from tfperf.options.ab import ABOptions
 from tfperf.options.plan import PlanOptions
 from tfperf.options.values import ON_OFF, one_of, percent, positive_float, positive_int
@@ -170,7 +170,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-xla-example", metavar="JSON",
                     help="Run the XLA equivalence check on this one example (as printed by a "
                          "failure) instead of drawing examples.")
-    runtime.add(group)
+    tensorflow_under_test.add(group)
     plan_options.add(group)
     ab_options.add(group)
 
@@ -293,7 +293,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
-            tensorflow=runtime.parse(get),
+            tensorflow=tensorflow_under_test.parse(get),
             ab=ab,
         )
     except ValueError as error:

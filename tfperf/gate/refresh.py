@@ -67,14 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rollback", type=int, metavar="N",
                         help="make entry N's content the active baseline again")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
-    parser.add_argument("--tests", type=Path,
-                        help=f"the suite's tests, run by each session (default: the project's; "
-                             f"{project.LAYOUT})")
-    parser.add_argument("--baselines", type=Path,
-                        help=f"the shared baselines (default: the project's; {project.LAYOUT})")
-    parser.add_argument("--history", type=Path,
-                        help="the kept nightly runs, for the spread a marked change keeps "
-                             "(default: RESULTS/history, the project's results folder)")
+    project.add_folder_arguments(
+        parser, tests="the suite's tests, run by each session", baselines="the shared baselines",
+        history="the kept nightly runs, for the spread a marked change keeps")
     parser.add_argument("pytest_args", nargs="*", help=argparse.SUPPRESS)
     return parser
 
@@ -190,14 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check(parser, args)
-    try:
-        layout = project.find()
-    except project.ProjectError as error:
-        parser.error(str(error))
-    given = {name for name in ("baselines", "history") if getattr(args, name) is not None}
-    args.tests = args.tests or layout.tests
-    args.baselines = args.baselines or layout.baselines
-    args.history = args.history or layout.history
+    given = project.fill_folders(args, parser, "tests", "baselines", "history")
     folder = args.baselines / detect().key() / "entries"
     store = BaselineStore(folder)
     kept: Path | None = args.sessions_from
@@ -215,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kept is not None:
             measured = collect(kept_sessions(kept), args.max_spread / 100)
         elif target is None:
-            kept = kept_folder(layout.results)
+            kept = kept_folder(project.find().results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
         nightly = history.History(args.history).runs()
         limit = GateSettings().history_limit

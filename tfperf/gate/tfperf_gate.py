@@ -29,14 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     defaults = GateSettings()
     parser = argparse.ArgumentParser(prog="tfperf-gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("session", type=Path, help="a session file written by pytest perf/")
-    parser.add_argument("--history", type=Path,
-                        help="the kept sessions (default: RESULTS/history, the project's "
-                             f"results folder; {project.LAYOUT})")
-    parser.add_argument("--baselines", type=Path,
-                        help=f"the shared baselines (default: the project's; {project.LAYOUT})")
-    parser.add_argument("--reports", type=Path,
-                        help="where summary.md and the trend plots go (default: "
-                             "RESULTS/reports)")
+    project.add_folder_arguments(parser, history="the kept sessions",
+                                 baselines="the shared baselines",
+                                 reports="where summary.md and the trend plots go")
     parser.add_argument("--z", type=float, default=defaults.z)
     parser.add_argument("--effect-floor", type=float, default=defaults.floor * 100,
                         metavar="PERCENT")
@@ -58,13 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     settings = _settings(parser, args)
-    try:
-        layout = project.find()
-    except project.ProjectError as error:
-        parser.error(str(error))
-    args.history = args.history or layout.history
-    args.baselines = args.baselines or layout.baselines
-    args.reports = args.reports or layout.reports
+    project.fill_folders(args, parser, "history", "baselines", "reports")
     try:
         data = read_json(args.session)
         runs = history.read_session(args.session, data)

@@ -91,9 +91,10 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
     perf.runtime = runtimes.under_test
     perf.machine = replace(perf.machine, tensorflow=runtimes.under_test.tensorflow)
     if runtimes.baseline is not None:
-        perf.runner = sides.runner(perf.options, runtimes.baseline, runtimes.under_test,
-                                   perf.machine, perf.log_dir, perf.layout.results,
-                                   lambda folder: discover(folder, perf.log_dir), perf.workloads)
+        perf.runner = sides.runner(
+            perf.options.compare, runtimes.baseline, ab.baseline_workloads, runtimes.under_test,
+            perf.options.workloads_dir, perf.machine, perf.log_dir, perf.layout.results,
+            lambda folder: discover(folder, perf.log_dir), perf.workloads)
 
 
 def start(session: pytest.Session, perf: PerfSession) -> None:
@@ -117,7 +118,7 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
         raise pytest.UsageError(str(error)) from None
     if perf.runner is not None:
         return  # an A/B session judges by its pairs, not by history
-    runner = perf.runner = CaseRunner(perf.options, perf.workloads, perf.machine, sources, rules,
+    runner = perf.runner = CaseRunner(perf.options.measure, perf.workloads, perf.machine, sources, rules,
                                       perf.log_dir, history.session_id(), perf.runtime,
                                       perf.layout.reports)
     if perf.options.plan.budget_s is not None:

@@ -26,7 +26,7 @@ from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
-from tfperf.options.perf import PerfOptions
+from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
 from tfperf.workload import WorkloadInfo
 
@@ -93,10 +93,10 @@ def order_effect(pairs: list[duet.Pair]) -> dict[str, float]:
 
 
 class ABRunner:
-    def __init__(self, options: PerfOptions, sides: dict[str, SideSetup], machine: Machine,
+    def __init__(self, options: CompareOptions, sides: dict[str, SideSetup], machine: Machine,
                  log_dir: Path, results_dir: Path, session: str) -> None:
         self.options = options
-        self.settings = options.ab.settings
+        self.settings = options.settings
         self.setups = sides
         self.machine = machine
         self.log_dir = log_dir
@@ -156,7 +156,7 @@ class ABRunner:
         try:
             try:
                 duel = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
-                                case.id, self.options.cluster, around, self.seed)
+                                case.id, self.options.worker.cluster, around, self.seed)
                 record.pairs = [p.to_json() for p in duel.pairs]
                 record.looks = [v.to_json() for v in duel.verdicts]
                 record.order_effect = order_effect(duel.pairs)
@@ -213,7 +213,7 @@ class ABRunner:
                          "min_duet_sd": self.settings.min_duet_sd,
                          "adjust_yardstick": self.settings.adjust_yardstick,
                          "seed": self.seed, "turn_s": self.settings.turn_s,
-                         "steps_per_round": self.options.steps_per_round},
+                         "steps_per_round": self.options.worker.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                              "tensorflow": setup.runtime.tensorflow,
                              "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},

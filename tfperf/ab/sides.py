@@ -11,23 +11,25 @@ import pytest
 from tfperf.ab.ab_runner import ABRunner, SideSetup
 from tfperf.gate import history
 from tfperf.ground.machine import Machine
-from tfperf.options.perf import PerfOptions
+from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
 from tfperf.workload import WorkloadInfo
 
 Workloads = Callable[[], dict[str, WorkloadInfo]]
 
 
-def runner(options: PerfOptions, baseline: Runtime, under_test: Runtime, machine: Machine,
-           log_dir: Path, results_dir: Path,
-           discover: Callable[[Path], dict[str, WorkloadInfo]], workloads: Workloads) -> ABRunner:
-    """The A/B runner: side A the baseline's runtime and workloads folder, side B the session's.
-    A UsageError naming the option if side A's folder cannot be read."""
-    folder = options.ab.baseline_workloads or options.workloads_dir
+def runner(options: CompareOptions, baseline: Runtime, baseline_workloads: Path | None,
+           under_test: Runtime, workloads_dir: Path, machine: Machine, log_dir: Path,
+           results_dir: Path, discover: Callable[[Path], dict[str, WorkloadInfo]],
+           workloads: Workloads) -> ABRunner:
+    """The A/B runner: side A the baseline's runtime and workloads folder (the session's if
+    None), side B the session's. A UsageError naming the option if side A's folder cannot be
+    read."""
+    folder = baseline_workloads or workloads_dir
     try:
         discover(folder)  # read now: a folder that cannot be read stops the session here
     except pytest.UsageError as error:
         raise pytest.UsageError(f"--perf-baseline-workloads: {error}") from None
     setups = {"A": SideSetup(baseline, lambda: discover(folder), folder),
-              "B": SideSetup(under_test, workloads, options.workloads_dir)}
+              "B": SideSetup(under_test, workloads, workloads_dir)}
     return ABRunner(options, setups, machine, log_dir, results_dir, history.session_id())

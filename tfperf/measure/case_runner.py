@@ -26,7 +26,7 @@ from tfperf.measure import figures, gpu_telemetry, summary_table, training_check
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
-from tfperf.options.perf import PerfOptions
+from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
@@ -37,7 +37,7 @@ Drive = Callable[[Callable[[], None], Callable[[], None]], None]
 
 
 class CaseRunner:
-    def __init__(self, options: PerfOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
+    def __init__(self, options: MeasureOptions, workloads: Callable[[], dict[str, WorkloadInfo]],
                  machine: Machine, sources: Sources, rules: GateRules, log_dir: Path,
                  session: str, runtime: Runtime = CURRENT,
                  reports_dir: Path = Path(".perf-results/reports")) -> None:
@@ -75,7 +75,7 @@ class CaseRunner:
         env = xla_modes.case_environment(case, dict(os.environ))
         started = time.monotonic()
         with launch(spec, env, self.options.timeout_s, self.log_dir / log_name,
-                    self.options.cluster, self.runtime) as worker:
+                    self.options.worker.cluster, self.runtime) as worker:
             ready = worker.wait_ready()
             self.build = self.build or ready.get("build")
             warm = ready["warm_round_s"] or [ready["first_round_s"]]

@@ -4,7 +4,7 @@ session's options: shared by the measured cases and the A/B comparison."""
 from __future__ import annotations
 
 from tfperf.cases.matrix import Case
-from tfperf.options.perf import WorkerOptions
+from tfperf.options.consumers import WorkerOptions
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.workload import WorkloadInfo
 

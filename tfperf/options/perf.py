@@ -22,36 +22,13 @@ from tfperf.options import ab as ab_options
 from tfperf.options import plan as plan_options
 from tfperf.options import tensorflow_under_test
 from tfperf.options.ab import ABOptions
+from tfperf.options.consumers import CompareOptions, Injection, MeasureOptions, WorkerOptions
 from tfperf.options.plan import PlanOptions
 from tfperf.options.values import ON_OFF, one_of, percent, positive_float, positive_int
 from tfperf.processes.cluster import CLUSTER_MODES
 from tfperf.processes.protocol import ALL_REDUCE, FILE_LAYOUTS
 
 DEFAULT_TIMEOUT_S = {Tier.SMOKE: 300.0, Tier.NIGHTLY: 1200.0, Tier.FULL: 2400.0}
-
-
-@dataclass(frozen=True)
-class Injection:
-    """Test-only: slow the cases whose id contains `pattern` by `fraction` of their round time."""
-
-    fraction: float
-    pattern: str = ""
-
-
-@dataclass(frozen=True)
-class WorkerOptions:
-    """What every case's worker is told, whichever runner starts it (tfperf.measure.worker_spec)."""
-
-    size: str
-    batch_size: int | None
-    warmup_rounds: int
-    steps_per_round: int
-    cache_dir: Path
-    all_reduce: str
-    file_layout: str
-    cluster: str
-    retrace_fault: str | None = None
-    injection: Injection | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +61,16 @@ class PerfOptions:
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
     ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
+
+    @property
+    def measure(self) -> MeasureOptions:
+        return MeasureOptions(self.worker, self.rounds, self.timeout_s, self.tier,
+                              self.history_dir, self.gate, self.gating, self.rerun, self.profile,
+                              self.profile_regressions, self.profile_dir)
+
+    @property
+    def compare(self) -> CompareOptions:
+        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier)
 
     @property
     def worker(self) -> WorkerOptions:

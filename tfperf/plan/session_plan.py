@@ -14,7 +14,7 @@ from tfperf.gate.history import History
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import Measurement, Tier
 from tfperf.options.ab_settings import ABSettings
-from tfperf.options.perf import WorkerOptions
+from tfperf.options.consumers import WorkerOptions
 from tfperf.options.plan import PlanOptions
 from tfperf.plan import budget, estimate, flops_cache, selection
 from tfperf.workload import WorkloadInfo

@@ -1,0 +1,63 @@
+"""The settings each consumer of the options gets, and no more: a case's worker, the
+single-case runner, the A/B runner. PerfOptions (perf.py) makes each from what was parsed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfperf.gate.statistics import GateSettings
+from tfperf.ground.tiers import Tier
+from tfperf.options.ab_settings import ABSettings
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Test-only: slow the cases whose id contains `pattern` by `fraction` of their round time."""
+
+    fraction: float
+    pattern: str = ""
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """What every case's worker is told, whichever runner starts it (tfperf.measure.worker_spec)."""
+
+    size: str
+    batch_size: int | None
+    warmup_rounds: int
+    steps_per_round: int
+    cache_dir: Path
+    all_reduce: str
+    file_layout: str
+    cluster: str
+    retrace_fault: str | None = None
+    injection: Injection | None = None
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """What the single-case runner uses (tfperf.measure.case_runner): how each case is measured,
+    kept and judged."""
+
+    worker: WorkerOptions
+    rounds: int
+    timeout_s: float
+    tier: Tier
+    history_dir: Path
+    gate: GateSettings
+    gating: bool
+    rerun: bool
+    profile: tuple[str, ...]
+    profile_regressions: bool
+    profile_dir: Path
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What the A/B runner uses (tfperf.ab.ab_runner): each side's worker and how to judge."""
+
+    worker: WorkerOptions
+    settings: ABSettings
+    timeout_s: float
+    tier: Tier

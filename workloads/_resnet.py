@@ -1,8 +1,8 @@
 """ResNet building blocks the ResNet workloads share (a helper module, not a workload).
 
 Convolutions carry no bias (the batch norm after them has its own offset); batch norm is the
-fused kernel (tfperf.worker.layers.FusedBatchNorm); every tensor stays in the case's data format from
-input to pooling, so an NCHW case never transposes per step.
+fused kernel (tfperf.worker.model.layers.FusedBatchNorm); every tensor stays in the case's data
+format from input to pooling, so an NCHW case never transposes per step.
 """
 
 from __future__ import annotations

@@ -59,10 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.floor is not None and not 0 < args.floor < 50:
         parser.error(f"--floor: {args.floor} is not a percentage above 0 and below 50")
-    try:
-        layout = project.find()
-    except project.ProjectError as error:
-        parser.error(str(error))
+    layout, _ = project.fill_folders(args, parser)
     args.reports = args.reports or layout.reports / "ab"
     try:
         data = read_json(args.session)

@@ -12,7 +12,6 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
@@ -20,9 +19,6 @@ from tfperf.equivalence.arms import ArmResult, ArmRunner
 from tfperf.numerics.compare import ArmSpec, Differences, differences, problems, same_start
 from tfperf.numerics.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
-
-if TYPE_CHECKING:
-    pass
 
 BATCH_SIZES = (4, 8, 16)
 MAX_STEPS = 4  # the tolerances were measured at this many steps (benchmarks/xla_noise_floor.py)

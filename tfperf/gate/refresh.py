@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check(parser, args)
-    given = project.fill_folders(args, parser, "tests", "baselines", "history")
+    layout, given = project.fill_folders(args, parser, "tests", "baselines", "history")
     folder = args.baselines / detect().key() / "entries"
     store = BaselineStore(folder)
     kept: Path | None = args.sessions_from
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kept is not None:
             measured = collect(kept_sessions(kept), args.max_spread / 100)
         elif target is None:
-            kept = kept_folder(project.find().results)
+            kept = kept_folder(layout.results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
         nightly = history.History(args.history).runs()
         limit = GateSettings().history_limit

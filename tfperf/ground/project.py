@@ -98,9 +98,9 @@ def add_folder_arguments(parser: argparse.ArgumentParser, **what: str) -> None:
 
 
 def fill_folders(args: argparse.Namespace, parser: argparse.ArgumentParser, *names: str
-                 ) -> set[str]:
-    """Each named folder not given on the command line taken from the project's layout;
-    the names that were given. A layout that cannot be read exits with one line."""
+                 ) -> tuple[Project, set[str]]:
+    """Each named folder not given on the command line taken from the project's layout; the
+    layout, and the names that were given. A layout that cannot be read exits with one line."""
     try:
         layout = find()
     except ProjectError as error:
@@ -108,4 +108,4 @@ def fill_folders(args: argparse.Namespace, parser: argparse.ArgumentParser, *nam
     given = {name for name in names if getattr(args, name) is not None}
     for name in set(names) - given:
         setattr(args, name, getattr(layout, name))
-    return given
+    return layout, given

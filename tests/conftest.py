@@ -16,7 +16,7 @@ from tfperf.processes import leftovers
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
 # imported twice in one process: importing it here keeps it out of those snapshots.
 
-pytest_plugins = ("pytester",)
+pytest_plugins = ("pytester", "tests.postgres_server")
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_WORKLOADS = Path(__file__).resolve().parent / "workloads"

@@ -15,6 +15,7 @@ from tfperf.ab import tfperf_ab as ab_command
 from tfperf.gate import refresh
 from tfperf.gate import tfperf_gate as gate_command
 from tfperf.options import perf as options
+from tfperf.store_command import tfperf_store as store_command
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,7 +58,9 @@ def _help(*command: str) -> str:
      lambda: _argparse_options(refresh._parser())),
     ((sys.executable, "-m", "tfperf.ab.tfperf_ab", "--help"),
      lambda: _argparse_options(ab_command._parser())),
-], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab"])
+    ((sys.executable, "-m", "tfperf.store_command.tfperf_store", "--help"),
+     lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade"]),
+], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store"])
 def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
     text = _help(*command)
     names = expected()

@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import MakeSuite, worker_processes
 from tfperf.gate import history
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
 
 ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                      "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -99,6 +101,12 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
     runs = history.read_session(kept[0])  # whole and valid: written atomically
     assert [r.case_id.split("-")[7] for r in runs] == ["fp32"]
     assert not list(results.glob(".*.tmp"))
+    store = ResultsStore.open(database.default_url(suite.path / "history"))
+    try:  # the store holds the finished case, once, and nothing of the killed one
+        assert [d["case_id"] for d in store.runs()] == [runs[0].case_id]
+        assert store.counts()["failures"] == 0
+    finally:
+        store.close()
     report = subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(kept[0]),
                              f"--history={suite.path / 'history'}"], cwd=suite.path,
                             capture_output=True, text=True, timeout=120)

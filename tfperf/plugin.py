@@ -102,8 +102,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         options = perf.options
         planning = session_plan.Planning(
             options.plan, options.worker, options.rounds, options.tier,
-            options.ab.settings if options.ab.baseline else None, options.history_dir,
-            options.workloads_dir)
+            options.ab.settings if options.ab.baseline else None,
+            lambda: perf.stored_runs().all(), options.workloads_dir)
         plan = perf.plan = session_plan.make(list(cased.values()), perf.workloads(),
                                              perf.machine, planning, perf.log_dir)
     except StoreError as error:

@@ -4,7 +4,7 @@ before its first case. The plugin (tfperf.plugin) keeps one in pytest's stash.""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from tfperf.gate import history
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError
+from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground.machine import Machine
 from tfperf.ground.project import LAYOUT, Project
 from tfperf.measure.case_runner import CaseRunner
@@ -26,6 +27,8 @@ from tfperf.plan.session_plan import SessionPlan
 from tfperf.processes import session_runtimes
 from tfperf.processes.environments import SpecError
 from tfperf.processes.runtime import CURRENT, Runtime
+from tfperf.results.database import StoreUnavailable
+from tfperf.results.results_store import ResultsStore
 from tfperf.workload import WorkloadError, WorkloadInfo
 
 
@@ -41,9 +44,25 @@ class PerfSession:
     collection_error: str | None = None
     plan: SessionPlan | None = None
     runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
+    store: ResultsStore | None = None  # opened when first needed (a plan or the first case)
+    session_id: str = field(default_factory=history.session_id)
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return discover(self.options.workloads_dir, self.log_dir)
+
+    def results_store(self) -> ResultsStore:
+        """The store, reached and its schema brought forward; a UsageError, one line, if it
+        cannot be: before any case runs."""
+        if self.store is None:
+            try:
+                self.store = ResultsStore.open(self.options.store_url)
+            except StoreUnavailable as error:
+                raise pytest.UsageError(str(error)) from None
+        return self.store
+
+    def stored_runs(self) -> StoredRuns:
+        """This machine's history in the store, without this session's own runs."""
+        return StoredRuns(self.results_store(), self.machine.key(), self.session_id)
 
 
 @cache
@@ -94,7 +113,7 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
         perf.runner = sides.runner(
             perf.options.compare, runtimes.baseline, ab.baseline_workloads, runtimes.under_test,
             perf.options.workloads_dir, perf.machine, perf.log_dir, perf.layout.results,
-            lambda folder: discover(folder, perf.log_dir), perf.workloads)
+            lambda folder: discover(folder, perf.log_dir), perf.workloads, perf.session_id)
 
 
 def start(session: pytest.Session, perf: PerfSession) -> None:
@@ -113,13 +132,15 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
     baselines = baselines_dir(session.config, perf.layout)
     try:
         rules = gate_rules.load(baselines)
-        sources = Sources.load(baselines, key, perf.options.history_dir)
+        sources = Sources.load(baselines, key, perf.stored_runs())
     except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
     if perf.runner is not None:
+        perf.runner.keep_in(perf.results_store())
         return  # an A/B session judges by its pairs, not by history
     runner = perf.runner = CaseRunner(perf.options.measure, perf.workloads, perf.machine, sources, rules,
-                                      perf.log_dir, history.session_id(), perf.runtime,
+                                      perf.log_dir, perf.session_id, perf.runtime,
                                       perf.layout.reports)
+    runner.keep_in(perf.results_store())
     if perf.options.plan.budget_s is not None:
         runner.deadline = time.monotonic() + perf.options.plan.budget_s

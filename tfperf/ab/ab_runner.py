@@ -21,16 +21,20 @@ from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
+from tfperf.gate import stored_runs
 from tfperf.gate.files import write_growing
+from tfperf.gate.stored_runs import Keeper
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
+from tfperf.results import formats
+from tfperf.results.results_store import ResultsStore
 from tfperf.workload import WorkloadInfo
 
-FORMAT = "tfperf-ab/1"
+FORMAT = formats.AB_FORMAT
 ROLES = {"A": "baseline", "B": "under test"}
 # Figures of each side that the session file keeps beside its rounds.
 KEPT = ("examples_per_sec", "mfu", "fraction_of_copy_rate", "loss_first", "loss_last",
@@ -107,6 +111,7 @@ class ABRunner:
         self.path = results_dir / "ab" / f"{session}.json"
         self.records: list[ABRecord] = []
         self.report_lines: list[str] = []  # where the reports were written
+        self.keeper: Keeper | None = None  # writes each case to the results store
 
     def _side(self, name: str, case: Case) -> Side:
         setup = self.setups[name]
@@ -195,10 +200,22 @@ class ABRunner:
         data = self.data()
         return [session_report.describe_sides(data), *session_report.table(data, self.settings)]
 
+    def keep_in(self, store: ResultsStore) -> None:
+        self.keeper = Keeper(store, stored_runs.session_row(
+            self.session, "ab", self.options.tier.label, self.machine.key()))
+
     def keep(self) -> None:
-        """Rewrite the session's A/B file with every case so far."""
+        """Rewrite the session's A/B file with every case so far, and add the cases that
+        ended to the results store."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_growing(self.path, self.data())
+        data = self.data()
+        write_growing(self.path, data)
+        if self.keeper is not None:
+            self.keeper.ab_cases([session_report.stored_row(case, self.settings, data["when"])
+                                  for case in data["cases"] if case["wall_s"] is not None
+                                  or case["failure"] is not None])
+            self.keeper.failures([stored_runs.failure_row(r.case.id, r.failure)
+                                  for r in self.records if r.failure is not None])
 
     def data(self) -> dict[str, Any]:
         """The session as its file keeps it (and tfperf-ab reads it)."""

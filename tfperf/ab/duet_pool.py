@@ -52,7 +52,7 @@ def blamed(side: Side) -> Iterator[None]:
         yield
     except CaseFailure as failure:
         raise CaseFailure(failure.cause, f"{side.label()}: {failure.message}",
-                          failure.log_tail) from None
+                          failure.log_tail, failure.phase, failure.log_path) from None
 
 
 class DuetPool:

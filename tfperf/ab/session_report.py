@@ -20,6 +20,7 @@ from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
 from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
+from tfperf.results.results_store import ABCaseRow
 
 # pytest-benchmark's own statistics of a list of round times (the package has no type hints).
 _stats: Callable[[], Any] = Stats
@@ -100,6 +101,14 @@ def outcome(case: dict[str, Any], settings: ABSettings) -> str:
         return f"FAILED ({failure['cause']})"
     verdict = final(case, settings)
     return verdict.status if verdict else "no pairs"
+
+
+def stored_row(case: dict[str, Any], settings: ABSettings, when: str) -> ABCaseRow:
+    """The case as the results store indexes it: its outcome and final interval."""
+    verdict = final(case, settings)
+    return ABCaseRow(case["case_id"], when, outcome(case, settings),
+                     verdict.ratio if verdict else None, verdict.low if verdict else None,
+                     verdict.high if verdict else None, len(case["pairs"]), case)
 
 
 def _row(case: dict[str, Any], settings: ABSettings) -> list[str]:

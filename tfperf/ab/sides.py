@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tfperf.ab.ab_runner import ABRunner, SideSetup
-from tfperf.gate import history
 from tfperf.ground.machine import Machine
 from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
@@ -21,7 +20,7 @@ Workloads = Callable[[], dict[str, WorkloadInfo]]
 def runner(options: CompareOptions, baseline: Runtime, baseline_workloads: Path | None,
            under_test: Runtime, workloads_dir: Path, machine: Machine, log_dir: Path,
            results_dir: Path, discover: Callable[[Path], dict[str, WorkloadInfo]],
-           workloads: Workloads) -> ABRunner:
+           workloads: Workloads, session: str) -> ABRunner:
     """The A/B runner: side A the baseline's runtime and workloads folder (the session's if
     None), side B the session's. A UsageError naming the option if side A's folder cannot be
     read."""
@@ -32,4 +31,4 @@ def runner(options: CompareOptions, baseline: Runtime, baseline_workloads: Path 
         raise pytest.UsageError(f"--perf-baseline-workloads: {error}") from None
     setups = {"A": SideSetup(baseline, lambda: discover(folder), folder),
               "B": SideSetup(under_test, workloads, workloads_dir)}
-    return ABRunner(options, setups, machine, log_dir, results_dir, history.session_id())
+    return ABRunner(options, setups, machine, log_dir, results_dir, session)

@@ -14,33 +14,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from tfperf.ab import session_report
-from tfperf.ab.ab_runner import FORMAT
+from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.gate import schemas
 from tfperf.gate.files import StoreError, read_json
 from tfperf.ground import project
-from tfperf.options.ab_settings import LOOK_RULES
-
-_PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
-         "properties": {"order": {"enum": ["AB", "BA"]},
-                        "a_rate": {"type": "number", "exclusiveMinimum": 0},
-                        "b_rate": {"type": "number", "exclusiveMinimum": 0}}}
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["format", "session", "machine_key", "tier", "settings", "sides", "cases"],
-    "properties": {
-        "format": {"const": FORMAT},
-        "settings": {"type": "object", "required": ["floor", "alpha", "min_pairs", "max_pairs"],
-                     "properties": {"look_rule": {"enum": list(LOOK_RULES)}}},
-        "sides": {"type": "object", "required": ["A", "B"]},
-        "cases": {"type": "array", "items": {
-            "type": "object", "required": ["case_id", "sides", "pairs", "failure", "order_effect"],
-            "properties": {"pairs": {"type": "array", "items": _PAIR}}}},
-    },
-}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.reports = args.reports or layout.reports / "ab"
     try:
         data = read_json(args.session)
-        schemas.validate(data, SCHEMA, args.session, "tfperf A/B session file")
+        schemas.validate(data, session_file.SCHEMA, args.session, "tfperf A/B session file")
     except StoreError as error:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2

@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tfperf.gate import history, statistics
+from tfperf.gate import statistics
 from tfperf.gate.history import Run
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricVerdict
 from tfperf.gate.store import BaselineStore, Entry
+from tfperf.gate.stored_runs import StoredRuns
 
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.
@@ -24,17 +25,22 @@ THROTTLED = "throttled"
 
 @dataclass(frozen=True)
 class Sources:
-    """Where a case's history comes from: the active baseline entry and the kept nightly runs."""
+    """Where a case's history comes from: the active baseline entry and the kept nightly runs
+    (listed, or read from the results store case by case)."""
 
     entry: Entry | None
-    nightly: Sequence[Run]
+    nightly: Sequence[Run] = ()
+    stored: StoredRuns | None = None
 
     @classmethod
-    def load(cls, baselines: Path, key: str, history_dir: Path) -> Sources:
-        """Read whole before any case runs: a broken store raises StoreError, naming the
-        file."""
-        return cls(BaselineStore(baselines / key / "entries").active(),
-                   history.History(history_dir).runs())
+    def load(cls, baselines: Path, key: str, stored: StoredRuns) -> Sources:
+        """The baseline entry is read whole before any case runs: a broken one raises
+        StoreError, naming the file."""
+        return cls(BaselineStore(baselines / key / "entries").active(), stored=stored)
+
+    def runs_of(self, case_id: str) -> list[Run]:
+        listed = [r for r in self.nightly if r.case_id == case_id]
+        return listed + (self.stored.of(case_id) if self.stored is not None else [])
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,7 @@ def comparable(run: Run, sources: Sources, limit: int) -> tuple[list[Run], str, 
     baseline = sources.entry.cases.get(run.case_id) if sources.entry else None
     since = baseline.history_since if baseline else ""
     candidates = list(baseline.runs if baseline else ()) + [
-        r for r in sources.nightly
-        if r.case_id == run.case_id and r.when >= since and r.session != run.session]
+        r for r in sources.runs_of(run.case_id) if r.when >= since and r.session != run.session]
     candidates = [r for r in candidates if r.verdict not in EXCLUDED_VERDICTS]
     candidates.sort(key=lambda r: r.when)
     same = [r for r in candidates if r.fingerprint.key == run.fingerprint.key][-limit:]

@@ -19,8 +19,9 @@ from typing import Any
 from tfperf.gate import schemas
 from tfperf.gate.files import read_json, write_growing
 from tfperf.gate.fingerprint import Fingerprint
+from tfperf.results import formats
 
-SESSION_FORMAT = "tfperf-session/1"
+SESSION_FORMAT = formats.SESSION_FORMAT
 
 
 @dataclass(frozen=True)

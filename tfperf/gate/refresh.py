@@ -32,8 +32,11 @@ from tfperf.gate.files import StoreError
 from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings, relative_sigma
 from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
+from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground import project
 from tfperf.ground.machine import detect
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
 
 DEFAULT_SESSIONS = 5
 
@@ -69,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
     project.add_folder_arguments(
         parser, tests="the suite's tests, run by each session", baselines="the shared baselines",
-        history="the kept nightly runs, for the spread a marked change keeps")
+        history="the kept nightly sessions and their store")
+    database.add_store_argument(parser, "the nightly runs, for the spread a marked change keeps")
     parser.add_argument("pytest_args", nargs="*", help=argparse.SUPPRESS)
     return parser
 
@@ -110,7 +114,7 @@ def _same_judgement(args: argparse.Namespace, given: set[str]) -> str:
     the write it suggests must judge the same way, or it could refuse what the dry run showed."""
     defaults = _parser().parse_args([])
     extra = [f"--{name.replace('_', '-')} {shlex.quote(str(getattr(args, name)))}"
-             for name in ("max_spread", "baselines", "history")
+             for name in ("max_spread", "baselines", "history", "store")
              if name in given or (name == "max_spread" and args.max_spread != defaults.max_spread)]
     return "".join(f" {e}" for e in extra) + (" --mark-change" if args.mark_change else "")
 
@@ -129,8 +133,10 @@ def kept_sessions(folder: Path) -> list[list[Run]]:
 
 def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
     """N real `pytest perf/` sessions, each keeping its runs under `folder`."""
+    # Its own history folder and store: a refresh's sessions are not nightly runs.
     command = [sys.executable, "-m", "pytest", str(args.tests), "-p", "no:cacheprovider",
-               "--perf-gate=off", f"--perf-history={folder}"]
+               "--perf-gate=off", f"--perf-history={folder}",
+               f"--perf-store={database.default_url(folder)}"]
     if args.tier:
         command.append(f"--perf-tier={args.tier}")
     if args.workload:
@@ -181,12 +187,23 @@ def collect(sessions: Sequence[Sequence[Run]], max_spread: float) -> dict[str, l
     return cases
 
 
+def _nightly(url: str, key: str) -> list[Run]:
+    store = ResultsStore.open(url)
+    try:
+        return StoredRuns(store, key).all()
+    finally:
+        store.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check(parser, args)
     layout, given = project.fill_folders(args, parser, "tests", "baselines", "history")
-    folder = args.baselines / detect().key() / "entries"
+    if args.store is not None:
+        given.add("store")
+    key = detect().key()
+    folder = args.baselines / key / "entries"
     store = BaselineStore(folder)
     kept: Path | None = args.sessions_from
     try:
@@ -205,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif target is None:
             kept = kept_folder(layout.results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
-        nightly = history.History(args.history).runs()
+        nightly = _nightly(database.chosen_url(args.store, args.history), key)
         limit = GateSettings().history_limit
 
         def cases_over(current: Entry | None) -> dict[str, CaseBaseline]:
@@ -238,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tfperf-refresh: the sessions are kept in {kept} (--sessions-from)",
                   file=sys.stderr)
         return 1
-    except StoreError as error:
+    except (StoreError, database.StoreUnavailable) as error:
         print(f"tfperf-refresh: {error}", file=sys.stderr)
         return 2
 

@@ -1,9 +1,9 @@
 """Gate stored results without re-running anything.
 
-    tfperf-gate .perf-results/history/results/<session>.json [--history DIR] [--baselines DIR]
+    tfperf-gate .perf-results/history/results/<session>.json [--history DIR | --store URL] [--baselines DIR]
 
 Every run of the session file is judged against its history (the active baseline entry and the
-other kept sessions) exactly as `pytest perf/` judges it, except that a flagged figure is
+other sessions in the results store) exactly as `pytest perf/` judges it, except that a flagged figure is
 confirmed with the run's own rounds, not a re-run. Exit 0: no confirmed regression; 1: some;
 2: bad input.
 """
@@ -21,15 +21,18 @@ from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.files import StoreError, read_json
 from tfperf.gate.statistics import GateSettings
-from tfperf.gate.store import BaselineStore
+from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground import project
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
 
 
 def _parser() -> argparse.ArgumentParser:
     defaults = GateSettings()
     parser = argparse.ArgumentParser(prog="tfperf-gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("session", type=Path, help="a session file written by pytest perf/")
-    project.add_folder_arguments(parser, history="the kept sessions",
+    database.add_store_argument(parser, "the other sessions' runs")
+    project.add_folder_arguments(parser, history="the kept sessions and their store",
                                  baselines="the shared baselines",
                                  reports="where summary.md and the trend plots go")
     parser.add_argument("--z", type=float, default=defaults.z)
@@ -54,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = _settings(parser, args)
     project.fill_folders(args, parser, "history", "baselines", "reports")
+    store = None
     try:
         data = read_json(args.session)
         runs = history.read_session(args.session, data)
@@ -61,14 +65,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
             raise StoreError(f"{args.session} has no valid machine_key")
         rules = gate_rules.load(args.baselines)
-        sources = Sources(BaselineStore(args.baselines / key / "entries").active(),
-                          history.History(args.history).runs(exclude=args.session))
-    except (StoreError, gate_rules.RulesError) as error:
+        store = ResultsStore.open(database.chosen_url(args.store, args.history))
+        sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"])))
+    except (StoreError, gate_rules.RulesError, database.StoreUnavailable) as error:
         print(f"tfperf-gate: {error}", file=sys.stderr)
+        if store is not None:
+            store.close()
         return 2
     today = datetime.date.today()
     gates = [case_verdict.conclude(case_verdict.assess(run, sources, rules, settings), None, rules,
                                 settings, today) for run in runs]
+    store.close()
     text = summary_and_trends.markdown(gates, f"{args.session.name} on {key}")
     print(text)
     for line in summary_and_trends.write_reports(gates, args.reports, f"{args.session.name} on {key}"):

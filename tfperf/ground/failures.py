@@ -18,12 +18,15 @@ CAUSES = (
 
 
 class CaseFailure(Exception):
-    def __init__(self, cause: str, message: str, log_tail: str = "") -> None:
+    def __init__(self, cause: str, message: str, log_tail: str = "", phase: str = "",
+                 log_path: str = "") -> None:
         assert cause in CAUSES, cause
         super().__init__(f"{cause}: {message}")
         self.cause = cause
         self.message = message
         self.log_tail = log_tail
+        self.phase = phase  # what the worker was doing (starting, warming up, measuring...)
+        self.log_path = log_path
 
     def __str__(self) -> str:
         text = f"{self.cause}: {self.message}"

@@ -17,9 +17,10 @@ import pytest
 
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.gate import case_verdict, fingerprint, history, summary_and_trends
+from tfperf.gate import case_verdict, fingerprint, history, stored_runs, summary_and_trends
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
+from tfperf.gate.stored_runs import Keeper
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, summary_table, training_checks
@@ -30,6 +31,7 @@ from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
+from tfperf.results.results_store import ResultsStore
 from tfperf.workload import WorkloadInfo
 
 # Runs the measured rounds: called with one_round and the yardstick to time before each.
@@ -57,6 +59,11 @@ class CaseRunner:
         self.reports_dir = reports_dir
         self.history_file: Path | None = None  # the session's kept runs, once there are any
         self.report_lines: list[str] = []  # where the gate's reports were written
+        self.keeper: Keeper | None = None  # writes each case to the results store
+
+    def keep_in(self, store: ResultsStore) -> None:
+        self.keeper = Keeper(store, stored_runs.session_row(
+            self.session, "measured", self.options.tier.label, self.machine.key()))
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
         for record in reversed(self.records):
@@ -114,6 +121,9 @@ class CaseRunner:
         if report.passed and record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
         self.history_file = self.keep_runs() or self.history_file
+        if report.failed and record is not None and self.keeper is not None:
+            self.keeper.failures([stored_runs.reported_failure(
+                record.case.id, record.failure, report.longreprtext)])
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
             # A session that measured something always leaves the JSON that
@@ -179,6 +189,8 @@ class CaseRunner:
         runs = [r.run for r in self.records if r.run is not None]
         if not runs:
             return None
+        if self.keeper is not None:
+            self.keeper.runs(runs)
         return history.History(self.options.history_dir).keep(
             self.session, self.options.tier.label, self.machine.key(), runs)
 

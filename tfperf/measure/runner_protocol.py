@@ -10,11 +10,15 @@ from typing import Any, Protocol
 import pytest
 
 from tfperf.cases.matrix import Case
+from tfperf.results.results_store import ResultsStore
 
 
 class Runner(Protocol):
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:
         """Measure one case, keep it, and fail (CaseFailure) or skip as it deserves."""
+
+    def keep_in(self, store: ResultsStore) -> None:
+        """Before the first case: the results store each case is written to as it ends."""
 
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After each test phase's report: what the runner adds to it or keeps."""

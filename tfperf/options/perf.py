@@ -20,6 +20,7 @@ from tfperf.ground.tiers import MEASUREMENT, Tier
 from tfperf.numerics.compare import FAULTS, ArmSpec
 from tfperf.options import ab as ab_options
 from tfperf.options import plan as plan_options
+from tfperf.options import store_url as store_option
 from tfperf.options import tensorflow_under_test
 from tfperf.options.ab import ABOptions
 from tfperf.options.consumers import CompareOptions, Injection, MeasureOptions, WorkerOptions
@@ -61,6 +62,7 @@ class PerfOptions:
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
     ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
+    store_url: str = ""  # the results store every case is written to and the gate reads
 
     @property
     def measure(self) -> MeasureOptions:
@@ -133,6 +135,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-history", metavar="DIR",
                     help="Where every gated run is kept, one file per session (default: the "
                          "results folder's history/, .perf-results/history).")
+    store_option.add_option(group)
     group.addoption("--perf-profile", metavar="TEXT", action="append", default=[],
                     help="Capture a TensorFlow profiler trace of one round, after the measured "
                          "rounds, of the cases whose id contains TEXT (repeatable; 'all' for "
@@ -282,6 +285,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             plan=plan_options.parse(get, tier, machine),
             tensorflow=tensorflow_under_test.parse(get),
             ab=ab,
+            store_url=store_option.parse(get, folder("perf_history", "history")),
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tfperf.cases import requirements
 from tfperf.cases.matrix import Case
-from tfperf.gate.history import History
+from tfperf.gate.history import Run
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import Measurement, Tier
 from tfperf.options.ab_settings import ABSettings
@@ -46,7 +46,7 @@ class Planning:
     rounds: int
     tier: Tier
     ab: ABSettings | None  # an A/B session's, whose cases are modelled at their longest
-    history_dir: Path  # past wall times
+    past: Callable[[], Sequence[Run]]  # this machine's kept runs: their wall times
     workloads_dir: Path  # FLOPs per example, counted once per contents
 
 
@@ -54,7 +54,7 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
          options: Planning, log_dir: Path) -> SessionPlan:
     """`cases`: the collected ones, in the matrix's order, each as it will run here. Raises
     StoreError where the kept history (each case's past wall times) cannot be read."""
-    past = estimate.wall_times(History(options.history_dir).runs())
+    past = estimate.wall_times(options.past())
     runnable = [c for c in cases if requirements.skip_reason(c, machine) is None]
     chosen = None
     if options.plan.selection == "cover":

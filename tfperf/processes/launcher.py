@@ -65,7 +65,8 @@ def blame(failures: list[TaskFailure]) -> CaseFailure:
                    f"seen failing of its own accord within {SETTLE_S:g} s")
     for other in others:
         message += f"; then task {other.task}: {other.failure.message}"
-    return CaseFailure(first.failure.cause, message, first.failure.log_tail)
+    return CaseFailure(first.failure.cause, message, first.failure.log_tail,
+                       first.failure.phase, first.failure.log_path)
 
 
 class Cluster:

@@ -160,15 +160,17 @@ class Worker:
         tail = _tail(self.log_path)
         where = f"while {self.phase}"
         log = f" (log: {self.log_path})"
+        found = (self.phase, str(self.log_path))
         if code < 0:
             name = signal.Signals(-code).name
             if -code == signal.SIGKILL:
                 return CaseFailure("out_of_memory", f"worker killed by SIGKILL {where}, as the "
-                                   f"kernel's OOM killer does{log}", tail)
-            return CaseFailure("crash", f"worker killed by {name} {where}{log}", tail)
+                                   f"kernel's OOM killer does{log}", tail, *found)
+            return CaseFailure("crash", f"worker killed by {name} {where}{log}", tail, *found)
         if any(marker in tail for marker in _OOM_MARKERS):
-            return CaseFailure("out_of_memory", f"worker ran out of memory {where}{log}", tail)
-        return CaseFailure("crash", f"worker exited with code {code} {where}{log}", tail)
+            return CaseFailure("out_of_memory", f"worker ran out of memory {where}{log}", tail,
+                               *found)
+        return CaseFailure("crash", f"worker exited with code {code} {where}{log}", tail, *found)
 
     def receive(self) -> dict[str, Any]:
         """The next message, or a CaseFailure (timeout, crash, or the worker's own report).
@@ -181,7 +183,7 @@ class Worker:
         if message["kind"] == protocol.FAILED:
             phase = message.get("phase") or self.phase
             raise CaseFailure(message["failure"], f"{message['message']} (while {phase})",
-                              _tail(self.log_path))
+                              _tail(self.log_path), phase, str(self.log_path))
         return message
 
     def _next(self) -> dict[str, Any]:
@@ -194,7 +196,7 @@ class Worker:
                 raise CaseFailure(
                     "timeout", f"no answer within the case's {self.timeout_s:g} s limit "
                     f"while {self.phase}; the worker was killed (log: {self.log_path})",
-                    _tail(self.log_path))
+                    _tail(self.log_path), self.phase, str(self.log_path))
             if self.watch is not None:
                 self.watch()
             with selectors.DefaultSelector() as selector:

@@ -1,0 +1,76 @@
+"""The gate's history, read from the results store, and a session's runs and failures written to
+it. The store keeps documents; this module turns them into the gate's runs and back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tfperf.gate import history
+from tfperf.gate.history import Run
+from tfperf.ground.failures import CaseFailure
+from tfperf.results.results_store import ABCaseRow, FailureRow, ResultsStore, SessionRow
+
+# How much of a failed case's log the store keeps: enough to read the error without the file.
+LOG_TAIL_CHARS = 8000
+
+
+@dataclass(frozen=True)
+class StoredRuns:
+    """One machine key's runs in the store, excluding one session (the one being judged)."""
+
+    store: ResultsStore
+    machine_key: str
+    exclude_session: str | None = None
+
+    def of(self, case_id: str) -> list[Run]:
+        """The case's runs, oldest first: one indexed query per case."""
+        return [Run.from_json(d) for d in self.store.runs(
+            case_ids=[case_id], machine_key=self.machine_key,
+            exclude_session=self.exclude_session)]
+
+    def all(self) -> list[Run]:
+        return [Run.from_json(d) for d in self.store.runs(
+            machine_key=self.machine_key, exclude_session=self.exclude_session)]
+
+
+def session_row(session: str, kind: str, tier: str, machine_key: str) -> SessionRow:
+    return SessionRow(session, kind, tier, machine_key, history.commit(), history.now())
+
+
+def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run]) -> int:
+    """Add the session's runs the store does not have yet."""
+    return store.add_runs(row, [r.to_json() for r in runs])
+
+
+def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:
+    return FailureRow(case_id, history.now(), failure.cause, failure.phase, failure.message,
+                      failure.log_path, failure.log_tail[-LOG_TAIL_CHARS:])
+
+
+def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str) -> FailureRow:
+    """The row of a failed test: its CaseFailure's, else (an error of the harness itself) the
+    report's last line, as pytest's summary shows it."""
+    if failure is not None:
+        return failure_row(case_id, failure)
+    lines = [line for line in report_text.splitlines() if line.strip()]
+    return FailureRow(case_id, history.now(), "error", "", lines[-1] if lines else "failed", "",
+                      "\n".join(lines[-40:])[-LOG_TAIL_CHARS:])
+
+
+class Keeper:
+    """A session's writes to the store, as each case ends: each case once, whatever the number
+    of calls."""
+
+    def __init__(self, store: ResultsStore, row: SessionRow) -> None:
+        self.store = store
+        self.row = row
+
+    def runs(self, runs: Iterable[Run]) -> int:
+        return keep_runs(self.store, self.row, runs)
+
+    def failures(self, failures: Sequence[FailureRow]) -> int:
+        return self.store.add_failures(self.row, failures)
+
+    def ab_cases(self, cases: Sequence[ABCaseRow]) -> int:
+        return self.store.add_ab_cases(self.row, cases)

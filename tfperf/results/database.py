@@ -1,0 +1,172 @@
+"""Opening the results store: which database (a URL, else the environment's, else SQLite in
+the results folder), reaching it, and bringing its schema forward to this tfperf's newest.
+
+Everything that can stop a session here does so before its first case, with one line: a URL
+that is not one, a server that cannot be reached, a store written by a newer tfperf.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+# Alembic is imported where a store is opened, not with this module: every pytest process loads
+# the plugin, which reads the store's URL, and most never open a store.
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+URL_ENV = "TFPERF_STORE_URL"  # how a workflow names the team's store (a secret, say)
+FILE_NAME = "store.sqlite3"
+VALID = "sqlite:///PATH, or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+# Two sessions creating a new PostgreSQL store at once: one wins, the other's CREATE fails on
+# the winner's tables and finds them on its next try.
+_MIGRATE_TRIES = 5
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be used: a bad URL, a server not reached, a newer schema."""
+
+
+def default_url(history: Path) -> str:
+    """The SQLite file beside the session files it indexes, so that a history folder of its own
+    (a benchmark's, a refresh's) is a store of its own too."""
+    return f"sqlite:///{history / FILE_NAME}"
+
+
+def chosen_url(given: str | None, history: Path) -> str:
+    """The option's URL, else the environment's (TFPERF_STORE_URL), else the history folder's
+    SQLite file."""
+    return given or os.environ.get(URL_ENV) or default_url(history)
+
+
+def add_store_argument(parser: argparse.ArgumentParser, holds: str) -> None:
+    parser.add_argument("--store", metavar="URL",
+                        help=f"the results store: {holds} ({VALID}; default: ${URL_ENV}, else "
+                             f"{FILE_NAME} in the history folder)")
+
+
+def shown(url: str | sa.URL) -> str:
+    """The URL as messages print it: never with its password, nor the driver we chose."""
+    try:
+        parsed = sa.make_url(url)
+        return parsed.set(drivername=parsed.get_backend_name()).render_as_string(
+            hide_password=True)
+    except sa.exc.ArgumentError:
+        return "<not a database URL>"
+
+
+def check_url(url: str) -> None:
+    """StoreUnavailable, one line, for a URL that names no SQLite file or PostgreSQL database."""
+    _parsed(url)
+
+
+def _parsed(url: str) -> sa.URL:
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise StoreUnavailable(f"results store: {url!r} is not a database URL; valid: {VALID}"
+                               ) from None
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreUnavailable(f"results store: {shown(parsed)} is neither SQLite nor "
+                               f"PostgreSQL; valid: {VALID}")
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3, not psycopg2
+    if parsed.get_backend_name() == "sqlite" and not parsed.database:
+        raise StoreUnavailable(f"results store: {shown(parsed)} names no file (an in-memory "
+                               f"store would keep nothing); valid: {VALID}")
+    return parsed
+
+
+def _sqlite_engine(url: sa.URL) -> sa.Engine:
+    Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
+    # Sessions of one machine write to one file at once: each waits up to a minute for another's
+    # write, and the write-ahead log lets readers go on meanwhile.
+    engine = sa.create_engine(url, connect_args={"timeout": 60})
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(connection: Any, _record: Any) -> None:
+        connection.isolation_level = None  # we say when a transaction begins, below
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        # Take the write lock when the transaction starts, not at its first write: a
+        # read-then-write transaction could otherwise fail at once on another's commit.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def connect(url: str) -> sa.Engine:
+    parsed = _parsed(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = _sqlite_engine(parsed)
+    else:
+        engine = sa.create_engine(parsed, connect_args={"connect_timeout": 10},
+                                  pool_pre_ping=True)
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.SQLAlchemyError as error:
+        engine.dispose()
+        reason = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
+        raise StoreUnavailable(f"results store {shown(parsed)} cannot be reached: {reason}"
+                               ) from None
+    return engine
+
+
+def _config() -> Config:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    return config
+
+
+def head() -> str:
+    from alembic.script import ScriptDirectory
+
+    revision = ScriptDirectory.from_config(_config()).get_current_head()
+    assert revision is not None
+    return revision
+
+
+def current(connection: sa.Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def migrate(engine: sa.Engine) -> str:
+    """Bring the schema to this tfperf's newest, in one transaction; its revision. A store at
+    a revision this tfperf does not know was written by a newer one: never touched."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    known = {script.revision for script in ScriptDirectory.from_config(_config()).walk_revisions()}
+    for attempt in range(_MIGRATE_TRIES):
+        try:
+            with engine.begin() as connection:
+                found = current(connection)
+                if found is not None and found not in known:
+                    raise StoreUnavailable(
+                        f"results store {shown(engine.url)} is at schema revision {found}, "
+                        f"newer than this tfperf's {head()}: upgrade tfperf to use it")
+                if found != head():
+                    config = _config()
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+            return head()
+        except sa.exc.DBAPIError as error:
+            if attempt == _MIGRATE_TRIES - 1:
+                reason = (str(error.orig).strip().splitlines() or [""])[0]
+                raise StoreUnavailable(f"results store {shown(engine.url)}: its schema could "
+                                       f"not be brought to {head()}: {reason}") from None
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")

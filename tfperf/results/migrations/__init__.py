@@ -1,0 +1,1 @@
+"""Alembic's migrations of the results store, oldest first in versions/."""

@@ -1,0 +1,168 @@
+"""What sessions write to the store and the gate reads from it.
+
+Every write is one transaction that adds rows and never changes one: a session killed mid-write
+leaves the store as it was before that write, and a case written twice (a session's live write,
+then the import of its file) is kept once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from tfperf.results import database, tables
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    kind: str  # "measured" or "ab"
+    tier: str
+    machine_key: str
+    commit: str
+    started: str
+    source: str = "session"  # or the path of the file it was imported from
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    case_id: str
+    when: str
+    cause: str
+    phase: str
+    message: str
+    log_path: str
+    log_tail: str
+
+
+@dataclass(frozen=True)
+class ABCaseRow:
+    case_id: str
+    when: str
+    verdict: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    pairs: int
+    document: Mapping[str, Any]
+
+
+class ResultsStore:
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> ResultsStore:
+        """Reach the store and bring its schema forward: StoreUnavailable, one line, if not."""
+        engine = database.connect(url)
+        try:
+            database.migrate(engine)
+        except database.StoreUnavailable:
+            engine.dispose()
+            raise
+        return cls(engine)
+
+    @property
+    def where(self) -> str:
+        return database.shown(self.engine.url)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _session(self, connection: sa.Connection, session: SessionRow) -> None:
+        found = connection.execute(sa.select(tables.sessions.c.id).where(
+            tables.sessions.c.id == session.id)).first()
+        if found is None:
+            connection.execute(tables.sessions.insert().values(
+                id=session.id, kind=session.kind, tier=session.tier,
+                machine_key=session.machine_key, commit=session.commit,
+                started=session.started, source=session.source))
+
+    def _cases(self, connection: sa.Connection, table: sa.Table, session_id: str) -> set[str]:
+        return set(connection.execute(sa.select(table.c.case_id).where(
+            table.c.session_id == session_id)).scalars())
+
+    def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]]) -> int:
+        """Add the session's runs (tfperf.gate.history.Run's JSON) it does not have yet; how
+        many were added."""
+        with self.engine.begin() as connection:
+            self._session(connection, session)
+            have = self._cases(connection, tables.runs, session.id)
+            rows = [_run_row(session, d) for d in documents if d["case_id"] not in have]
+            if rows:
+                connection.execute(tables.runs.insert(), rows)
+        return len(rows)
+
+    def add_failures(self, session: SessionRow, failures: Iterable[FailureRow]) -> int:
+        with self.engine.begin() as connection:
+            self._session(connection, session)
+            have = self._cases(connection, tables.failures, session.id)
+            rows = [{"session_id": session.id, "machine_key": session.machine_key,
+                     **vars(f)} for f in failures if f.case_id not in have]
+            if rows:
+                connection.execute(tables.failures.insert(), rows)
+        return len(rows)
+
+    def add_ab_cases(self, session: SessionRow, cases: Iterable[ABCaseRow]) -> int:
+        with self.engine.begin() as connection:
+            self._session(connection, session)
+            have = self._cases(connection, tables.ab_cases, session.id)
+            rows = [{"session_id": session.id, **vars(c), "document": dict(c.document)}
+                    for c in cases if c.case_id not in have]
+            if rows:
+                connection.execute(tables.ab_cases.insert(), rows)
+        return len(rows)
+
+    def runs(self, *, case_ids: Sequence[str] | None = None, machine_key: str | None = None,
+             exclude_session: str | None = None) -> list[dict[str, Any]]:
+        """Stored runs (their documents) of measured sessions, oldest first."""
+        query = sa.select(tables.runs.c.document).order_by(tables.runs.c.when, tables.runs.c.id)
+        if case_ids is not None:
+            query = query.where(tables.runs.c.case_id.in_(case_ids))
+        if machine_key is not None:
+            query = query.where(tables.runs.c.machine_key == machine_key)
+        if exclude_session is not None:
+            query = query.where(tables.runs.c.session_id != exclude_session)
+        with self.engine.connect() as connection:
+            return [dict(d) for d in connection.execute(query).scalars()]
+
+    def failures(self, session_id: str | None = None) -> list[FailureRow]:
+        columns = [tables.failures.c[name] for name in FailureRow.__dataclass_fields__]
+        query = sa.select(*columns).order_by(tables.failures.c.when, tables.failures.c.id)
+        if session_id is not None:
+            query = query.where(tables.failures.c.session_id == session_id)
+        with self.engine.connect() as connection:
+            return [FailureRow(*row) for row in connection.execute(query)]
+
+    def ab_cases(self, session_id: str | None = None) -> list[ABCaseRow]:
+        columns = [tables.ab_cases.c[name] for name in ABCaseRow.__dataclass_fields__]
+        query = sa.select(*columns).order_by(tables.ab_cases.c.when, tables.ab_cases.c.id)
+        if session_id is not None:
+            query = query.where(tables.ab_cases.c.session_id == session_id)
+        with self.engine.connect() as connection:
+            return [ABCaseRow(*row) for row in connection.execute(query)]
+
+    def sessions(self) -> list[SessionRow]:
+        columns = [tables.sessions.c[name] for name in SessionRow.__dataclass_fields__]
+        with self.engine.connect() as connection:
+            return [SessionRow(*row) for row in connection.execute(
+                sa.select(*columns).order_by(tables.sessions.c.started, tables.sessions.c.id))]
+
+    def counts(self) -> dict[str, int]:
+        with self.engine.connect() as connection:
+            return {table.name: int(connection.execute(
+                sa.select(sa.func.count()).select_from(table)).scalar_one())
+                for table in (tables.sessions, tables.runs, tables.failures, tables.ab_cases)}
+
+
+def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]:
+    hard = document.get("fingerprint", {}).get("hard", {})
+    return {"session_id": session.id, "case_id": document["case_id"],
+            "machine_key": session.machine_key, "when": document["when"],
+            "tensorflow": str(hard.get("tensorflow") or ""),
+            "git_hash": str(hard.get("tensorflow_git") or ""),
+            "examples_per_sec": float(document["examples_per_sec"]),
+            "verdict": str(document.get("verdict", "")), "document": dict(document)}

@@ -1,0 +1,73 @@
+"""The store's tables, as SQLAlchemy Core describes them: the schema the newest migration
+(migrations/versions/) leaves. Each row keeps the whole document it came from (`document`, JSON)
+beside the columns a query filters or sorts by, so nothing a session wrote is lost to the
+choice of columns."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+# One `pytest perf/` session (kind "measured" or "ab"), or a file the importer read.
+sessions = sa.Table(
+    "sessions", metadata,
+    sa.Column("id", sa.String(120), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("tier", sa.String(16), nullable=False),
+    sa.Column("machine_key", sa.String(200), nullable=False),
+    sa.Column("commit", sa.String(60), nullable=False),
+    sa.Column("started", sa.String(40), nullable=False),
+    sa.Column("source", sa.Text, nullable=False),  # "session" or the imported file's path
+)
+
+# A measured case's run, as the gate reads it (tfperf.gate.history.Run's JSON).
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
+    sa.Column("case_id", sa.String(400), nullable=False),
+    sa.Column("machine_key", sa.String(200), nullable=False),
+    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("tensorflow", sa.String(80), nullable=False),
+    sa.Column("git_hash", sa.String(80), nullable=False),
+    sa.Column("examples_per_sec", sa.Float, nullable=False),
+    sa.Column("verdict", sa.String(40), nullable=False),
+    sa.Column("document", sa.JSON, nullable=False),
+    sa.UniqueConstraint("session_id", "case_id", name="one_run_per_case_and_session"),
+    sa.Index("runs_by_case", "case_id", "when"),
+    sa.Index("runs_by_machine", "machine_key", "when"),
+)
+
+# A case that did not finish (or failed a check): its cause, the phase it was in, its log.
+failures = sa.Table(
+    "failures", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
+    sa.Column("case_id", sa.String(400), nullable=False),
+    sa.Column("machine_key", sa.String(200), nullable=False),
+    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("cause", sa.String(40), nullable=False),
+    sa.Column("phase", sa.String(80), nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("log_path", sa.Text, nullable=False),
+    sa.Column("log_tail", sa.Text, nullable=False),
+    sa.UniqueConstraint("session_id", "case_id", name="one_failure_per_case_and_session"),
+    sa.Index("failures_by_case", "case_id", "when"),
+)
+
+# An A/B session's case: its verdict and interval, and the whole case with its pairs.
+ab_cases = sa.Table(
+    "ab_cases", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
+    sa.Column("case_id", sa.String(400), nullable=False),
+    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("verdict", sa.String(40), nullable=False),
+    sa.Column("ratio", sa.Float),
+    sa.Column("low", sa.Float),
+    sa.Column("high", sa.Float),
+    sa.Column("pairs", sa.Integer, nullable=False),
+    sa.Column("document", sa.JSON, nullable=False),
+    sa.UniqueConstraint("session_id", "case_id", name="one_ab_case_per_session"),
+)

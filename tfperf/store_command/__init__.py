@@ -1,0 +1,1 @@
+"""tfperf-store: the results store's command (import kept files, show its state, migrate)."""

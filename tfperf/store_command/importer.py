@@ -1,0 +1,103 @@
+"""Bring kept files into the results store, once: measured sessions' history files, A/B session
+files, and a perf-history checkout (a folder of them). Every file is read and checked before
+anything is written; a session already in the store keeps what it has and gains what it lacks,
+so importing twice adds nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfperf.ab import session_file, session_report
+from tfperf.gate import history, schemas, stored_runs
+from tfperf.gate.files import StoreError, read_json
+from tfperf.ground.failures import CAUSES, CaseFailure
+from tfperf.results import formats
+from tfperf.results.results_store import ResultsStore, SessionRow
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One kept file, read and checked."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def session(self) -> SessionRow:
+        kind = "ab" if self.data["format"] == formats.AB_FORMAT else "measured"
+        started = min((r["when"] for r in self.data.get("runs", [])),
+                      default=str(self.data.get("when", "")))
+        return SessionRow(str(self.data["session"]), kind, str(self.data["tier"]),
+                          str(self.data["machine_key"]), str(self.data.get("commit", "")),
+                          started, str(self.path))
+
+
+@dataclass
+class Found:
+    kept: list[Kept] = field(default_factory=list)
+    other: list[Path] = field(default_factory=list)  # JSON of another format: passed over
+
+
+def _files(paths: Iterable[Path]) -> list[Path]:
+    found = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.json") if not p.name.startswith("."))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise StoreError(f"{path}: no such file or folder")
+    return found
+
+
+def read(paths: Iterable[Path]) -> Found:
+    """Every kept file under `paths`, checked against its format's schema: StoreError, naming
+    the file, at the first one that is broken."""
+    found = Found()
+    for path in _files(paths):
+        data = read_json(path)
+        kind = data.get("format") if isinstance(data, dict) else None
+        if kind == formats.SESSION_FORMAT:
+            history.read_session(path, data)
+        elif kind == formats.AB_FORMAT:
+            schemas.validate(data, session_file.SCHEMA, path, "tfperf A/B session file")
+        else:
+            found.other.append(path)
+            continue
+        found.kept.append(Kept(path, data))
+    return found
+
+
+def _ab_failure(case: dict[str, Any]) -> CaseFailure | None:
+    failure = case.get("failure")
+    if not failure:
+        return None
+    cause = failure["cause"] if failure["cause"] in CAUSES else "error"
+    return CaseFailure(cause, str(failure["message"]))
+
+
+def write(store: ResultsStore, kept: Kept) -> int:
+    """Add what the store lacks of one file; how many rows were added."""
+    row, data = kept.session, kept.data
+    if row.kind == "measured":
+        return store.add_runs(row, data["runs"])
+    settings = session_report.settings_of(data)
+    added = store.add_ab_cases(row, [session_report.stored_row(case, settings, row.started)
+                                     for case in data["cases"]])
+    failures = [(case["case_id"], _ab_failure(case)) for case in data["cases"]]
+    return added + store.add_failures(row, [stored_runs.failure_row(case_id, failure)
+                                            for case_id, failure in failures if failure])
+
+
+def missing(store: ResultsStore, kept: Kept) -> list[str]:
+    """The file's cases the store does not hold (empty once the import is done)."""
+    session = str(kept.data["session"])
+    if kept.session.kind == "measured":
+        have = {(d["session"], d["case_id"]) for d in store.runs(
+            case_ids=[r["case_id"] for r in kept.data["runs"]])}
+        return [r["case_id"] for r in kept.data["runs"] if (session, r["case_id"]) not in have]
+    stored = {c.case_id for c in store.ab_cases(session)}
+    return [c["case_id"] for c in kept.data["cases"] if c["case_id"] not in stored]

@@ -5,6 +5,7 @@ behind. A session killed with SIGKILL keeps every case that finished."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -55,6 +56,26 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
     assert "in build_model" in stack, stack
     assert worker_processes() == []
     assert not [p.name for p in scratch.iterdir() if p.name.startswith("tfperf-")]
+    # The summary and the store leave no case out: each failure with its cause and phase.
+    summary = (suite.path / ".perf-results" / "reports" / "summary.md").read_text()
+    assert "1 cases gated, 0 confirmed regressions, 6 failed before the gate." in summary
+    for cause in ("loss_not_falling", "out_of_memory", "timeout", "non_finite_loss", "error",
+                  "crash"):
+        assert f"**FAILED ({cause})**" in summary, summary
+    assert re.search(r"\| `segfault-cpu1-\S+` \| \*\*FAILED \(crash\)\*\* .*"
+                     r"worker killed by SIGSEGV while building \(log: .*segfault-cpu1-.*\.log\)",
+                     summary), summary
+    store = ResultsStore.open(database.default_url(suite.path / ".perf-results" / "history"))
+    try:
+        stored = {f.case_id.split("-")[0]: f for f in store.failures()}
+        assert len(store.runs()) == 1
+    finally:
+        store.close()
+    assert {name: f.cause for name, f in stored.items()} == {
+        "flat_loss": "loss_not_falling", "exhausts_memory": "out_of_memory", "hangs": "timeout",
+        "nan_loss": "non_finite_loss", "raises": "error", "segfault": "crash"}
+    assert stored["segfault"].phase == "building" and "in build_model" in stored[
+        "segfault"].log_tail and stored["segfault"].log_path.endswith(".log")
 
 
 def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:

@@ -3,6 +3,7 @@ one PNG trend plot per gated case (its history, the noise band, tonight's point)
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 from tfperf.gate import statistics
 from tfperf.gate.case_verdict import CaseGate
+from tfperf.results.results_store import FailureRow
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -19,13 +21,23 @@ def _cell(value: float | None, form: str) -> str:
     return format(value, form) if value is not None else ""
 
 
-def markdown(gates: Sequence[CaseGate], title: str) -> str:
+def _failure_line(f: FailureRow) -> str:
+    where = f" (while {f.phase})" if f.phase and f"while {f.phase}" not in f.message else ""
+    log = f"; log: `{f.log_path}`" if f.log_path and f.log_path not in f.message else ""
+    note = f"{f.message}{where}{log}".replace("|", "/").replace("\n", " ")
+    return f"| `{f.case_id}` | **FAILED ({f.cause})** |  |  |  |  |  | {note} |"
+
+
+def markdown(gates: Sequence[CaseGate], title: str, failures: Sequence[FailureRow] = ()) -> str:
+    """Every case of the session: each gated one with its verdict, each that failed before it
+    could be gated (crashed, out of memory, timed out, not steady...) with its cause and log."""
     failed = sum(g.failed for g in gates)
     lines = [f"## tfperf gate: {title}", "",
              f"{len(gates)} cases gated, {failed} confirmed regression"
-             f"{'s' if failed != 1 else ''}.", "",
+             f"{'s' if failed != 1 else ''}, {len(failures)} failed before the gate.", "",
              "| case | verdict | examples/s | baseline | change | z | history | note |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines += [_failure_line(f) for f in failures]
     for g in gates:
         v = g.throughput
         notes = [n for n in (g.unjudged, g.fingerprint_note, g.waiver_note, g.soft_note and
@@ -61,18 +73,33 @@ def plot(g: CaseGate, path: Path) -> None:
     v = g.throughput
     figure, axes = plt.subplots(figsize=(7, 3.2))
     past = [r.examples_per_sec for r in g.history]
-    xs = list(range(len(past)))
+    xs = [_date(r.when) for r in g.history]
     axes.plot(xs, past, "o-", color="#4c72b0", markersize=4, label="history (per-run median)")
     if v is not None and v.baseline is not None and v.band is not None:
         axes.axhline(v.baseline, color="#4c72b0", linewidth=0.8, linestyle="--", label="median")
         axes.axhspan(v.band[0], v.band[1], color="#4c72b0", alpha=0.12, label="noise band")
     colour = "#c44e52" if g.failed else "#dd8452" if g.status == "waived" else "#55a868"
-    axes.plot([len(past)], [g.run.examples_per_sec], "o", color=colour, markersize=9,
+    tonight = _date(g.run.when)
+    axes.plot([tonight], [g.run.examples_per_sec], "o", color=colour, markersize=9,
               label=f"this run: {g.status}")
     if g.failed:
-        axes.annotate("regression", (len(past), g.run.examples_per_sec),
+        axes.annotate("regression", (tonight, g.run.examples_per_sec),
                       textcoords="offset points", xytext=(-30, -18), color=colour)
-    save(figure, axes, (g.run.case_id, "run", "examples/s"), path)
+    axes.xaxis_date()
+    figure.autofmt_xdate()
+    save(figure, axes, (g.run.case_id, "date (UTC)", "examples/s"), path)
+
+
+def _date(when: str) -> float:
+    """A run's time as the plot's x value, in matplotlib's days (a time without a zone is
+    UTC)."""
+    moment = datetime.datetime.fromisoformat(when)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+    return (moment - _EPOCH).total_seconds() / 86400
+
+
+# matplotlib's dates count days from this epoch (its default, matplotlib.dates.get_epoch()).
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def save(figure: Any, axes: Any, labels: tuple[str, str, str], path: Path) -> None:
@@ -90,11 +117,12 @@ def save(figure: Any, axes: Any, labels: tuple[str, str, str], path: Path) -> No
     plt.close(figure)
 
 
-def write_reports(gates: Sequence[CaseGate], folder: Path, title: str) -> list[str]:
+def write_reports(gates: Sequence[CaseGate], folder: Path, title: str,
+                  failures: Sequence[FailureRow] = ()) -> list[str]:
     """Write summary.md and trends/<case>.png under `folder`; append the summary to the
     step summary when running in GitHub Actions. Returns lines for the terminal."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = markdown(gates, title)
+    text = markdown(gates, title, failures)
     (folder / "summary.md").write_text(text, encoding="utf-8")
     step_summary = os.environ.get(SUMMARY_ENV)
     if step_summary:

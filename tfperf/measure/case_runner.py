@@ -31,7 +31,7 @@ from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.results.results_store import ResultsStore
+from tfperf.results.results_store import FailureRow, ResultsStore
 from tfperf.workload import WorkloadInfo
 
 # Runs the measured rounds: called with one_round and the yardstick to time before each.
@@ -60,6 +60,7 @@ class CaseRunner:
         self.history_file: Path | None = None  # the session's kept runs, once there are any
         self.report_lines: list[str] = []  # where the gate's reports were written
         self.keeper: Keeper | None = None  # writes each case to the results store
+        self.failures: list[FailureRow] = []  # the cases that failed before the gate judged
 
     def keep_in(self, store: ResultsStore) -> None:
         self.keeper = Keeper(store, stored_runs.session_row(
@@ -121,9 +122,14 @@ class CaseRunner:
         if report.passed and record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
         self.history_file = self.keep_runs() or self.history_file
-        if report.failed and record is not None and self.keeper is not None:
-            self.keeper.failures([stored_runs.reported_failure(
-                record.case.id, record.failure, report.longreprtext)])
+        if report.failed and record is not None and (
+                record.gate is None or record.failure is None
+                or record.failure.cause != "regression"):
+            failure = stored_runs.reported_failure(record.case.id, record.failure,
+                                                   report.longreprtext)
+            self.failures.append(failure)
+            if self.keeper is not None:
+                self.keeper.failures([failure])
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
             # A session that measured something always leaves the JSON that
@@ -133,9 +139,11 @@ class CaseRunner:
 
     def finish(self, reports_dir: Path) -> None:
         self.history_file = self.keep_runs() or self.history_file
-        gates = [r.gate for r in self.records if r.gate is not None]
-        if gates:
-            self.report_lines = summary_and_trends.write_reports(gates, reports_dir, self._title())
+        failed = {f.case_id for f in self.failures}
+        gates = [r.gate for r in self.records if r.gate is not None and r.case.id not in failed]
+        if gates or self.failures:
+            self.report_lines = summary_and_trends.write_reports(gates, reports_dir, self._title(),
+                                                                 self.failures)
 
     def sections(self) -> list[tuple[str, list[str]]]:
         if not self.records:

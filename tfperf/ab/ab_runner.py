@@ -201,8 +201,7 @@ class ABRunner:
         return [session_report.describe_sides(data), *session_report.table(data, self.settings)]
 
     def keep_in(self, store: ResultsStore) -> None:
-        self.keeper = Keeper(store, stored_runs.session_row(
-            self.session, "ab", self.options.tier.label, self.machine.key()))
+        self.keeper = Keeper.of(store, self.session, "ab", self.options.tier.label, self.machine.key())
 
     def keep(self) -> None:
         """Rewrite the session's A/B file with every case so far, and add the cases that

@@ -77,6 +77,9 @@ AXES: tuple[Axis, ...] = (
     ),
 )
 AXIS_BY_NAME: dict[str, Axis] = {axis.name: axis for axis in AXES}
+# What each "-"-separated part of a case id is (Case.id): what a reader of stored ids filters by.
+ID_PARTS = ("workload", "devices", "workers", "xla", "data_format", "placement", "strategy",
+            "precision", "input", "preprocess")
 # The markers every case carries: its tier's and its device kind's (select with -m).
 MARKERS = {
     "smoke": "in the smoke tier (CPU-sized, minutes)",
@@ -107,6 +110,7 @@ class Case:
 
     @property
     def id(self) -> str:
+        """The parts of ID_PARTS, in that order, joined by "-"."""
         return "-".join(
             (
                 self.workload,

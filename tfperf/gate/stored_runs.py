@@ -58,6 +58,18 @@ def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str
                       "\n".join(lines[-40:])[-LOG_TAIL_CHARS:])
 
 
+def failed_case(keeper: Keeper | None, case_id: str, failure: CaseFailure | None, gated: bool,
+                report_text: str) -> list[FailureRow]:
+    """The row of a case that failed before the gate judged it, kept in the store; none for a
+    confirmed regression, which the gate's own row reports."""
+    if gated and failure is not None and failure.cause == "regression":
+        return []
+    row = reported_failure(case_id, failure, report_text)
+    if keeper is not None:
+        keeper.failures([row])
+    return [row]
+
+
 class Keeper:
     """A session's writes to the store, as each case ends: each case once, whatever the number
     of calls."""
@@ -65,6 +77,10 @@ class Keeper:
     def __init__(self, store: ResultsStore, row: SessionRow) -> None:
         self.store = store
         self.row = row
+
+    @classmethod
+    def of(cls, store: ResultsStore, session: str, kind: str, tier: str, key: str) -> Keeper:
+        return cls(store, session_row(session, kind, tier, key))
 
     def runs(self, runs: Iterable[Run]) -> int:
         return keep_runs(self.store, self.row, runs)

@@ -63,8 +63,7 @@ class CaseRunner:
         self.failures: list[FailureRow] = []  # the cases that failed before the gate judged
 
     def keep_in(self, store: ResultsStore) -> None:
-        self.keeper = Keeper(store, stored_runs.session_row(
-            self.session, "measured", self.options.tier.label, self.machine.key()))
+        self.keeper = Keeper.of(store, self.session, "measured", self.options.tier.label, self.machine.key())
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
         for record in reversed(self.records):
@@ -122,14 +121,9 @@ class CaseRunner:
         if report.passed and record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
         self.history_file = self.keep_runs() or self.history_file
-        if report.failed and record is not None and (
-                record.gate is None or record.failure is None
-                or record.failure.cause != "regression"):
-            failure = stored_runs.reported_failure(record.case.id, record.failure,
-                                                   report.longreprtext)
-            self.failures.append(failure)
-            if self.keeper is not None:
-                self.keeper.failures([failure])
+        if report.failed and record is not None:
+            self.failures += stored_runs.failed_case(self.keeper, record.case.id, record.failure,
+                                                     record.gate is not None, report.longreprtext)
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
             # A session that measured something always leaves the JSON that

@@ -1,0 +1,170 @@
+"""The dashboard's pages: plain HTML around Bokeh's plots, every script and style a file of the
+site (no CDN: it opens from a folder, an artifact, or GitHub Pages, offline or not)."""
+
+from __future__ import annotations
+
+import datetime
+import html
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import bokeh
+from bokeh.embed import components
+from bokeh.util.paths import bokehjs_path
+
+from tfperf.cases.matrix import ID_PARTS
+from tfperf.dashboard.site_data import ABCase, Failure, Point
+
+BOKEH_JS = f"bokeh-{bokeh.__version__}.min.js"
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.2em 2em; color: #222; }
+table { border-collapse: collapse; margin: 0.6em 0 1.4em; }
+th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: left; font-size: 13px; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+code { font-size: 12px; }
+.bad { color: #c44e52; font-weight: 600; }
+.quiet { color: #777; }
+select { margin: 0 0.8em 0.4em 0.2em; }
+"""
+# Hides the cases table's rows that a filter does not match (one select per part of the id).
+FILTER_JS = """
+function applyFilters() {
+  const chosen = {};
+  for (const select of document.querySelectorAll("select[data-part]")) {
+    if (select.value) chosen[select.dataset.part] = select.value;
+  }
+  for (const row of document.querySelectorAll("tr[data-case]")) {
+    const keep = Object.entries(chosen).every(([part, value]) => row.dataset[part] === value);
+    row.style.display = keep ? "" : "none";
+  }
+}
+for (const select of document.querySelectorAll("select[data-part]")) {
+  select.addEventListener("change", applyFilters);
+}
+"""
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _bad(flag: bool) -> str:
+    return ' class="bad"' if flag else ""
+
+
+def _page(title: str, body: str, depth: int, plots: Sequence[Any] = ()) -> str:
+    up = "../" * depth
+    script, divs = components(list(plots)) if plots else ("", [])
+    for i, div in enumerate(divs):
+        body = body.replace(f"<!--plot{i}-->", div)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_e(title)}</title>"
+            f"<link rel=\"stylesheet\" href=\"{up}static/site.css\">"
+            + (f"<script src=\"{up}static/{BOKEH_JS}\"></script>{script}" if plots else "")
+            + f"</head><body><p><a href=\"{up}index.html\">tfperf dashboard</a></p>"
+            f"<h1>{_e(title)}</h1>{body}</body></html>\n")
+
+
+def write_static(site: Path) -> None:
+    static = site / "static"
+    static.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(bokehjs_path()) / "js" / "bokeh.min.js", static / BOKEH_JS)
+    (static / "site.css").write_text(STYLE, encoding="utf-8")
+    (static / "filter.js").write_text(FILTER_JS, encoding="utf-8")
+
+
+def _when(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _failure_rows(failures: Sequence[Failure], case: str | None = None) -> str:
+    rows = "".join(
+        f"<tr><td>{_when(f.when)}</td>" + (f"<td><a href=\"cases/{slug(case)}.html\">"
+                                           f"<code>{_e(case)}</code></a></td>" if case else "")
+        + f"<td>{_e(f.machine_key)}</td><td class=\"bad\">{_e(f.cause)}</td>"
+        f"<td>{_e(f.phase)}</td><td>{_e(f.message[:300])}</td><td><code>{_e(f.log_path)}"
+        f"</code></td></tr>" for f in failures)
+    head = "<th>case</th>" if case else ""
+    return (f"<table><tr><th>when</th>{head}<th>machine</th><th>cause</th><th>phase</th>"
+            f"<th>message</th><th>log</th></tr>{rows}</table>")
+
+
+def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
+              plot: Any) -> str:
+    recent = "".join(
+        f"<tr><td>{_when(p.when)}</td><td>{_e(p.machine_key)}</td><td class=\"n\">"
+        f"{p.examples_per_sec:.1f}</td><td>{_e(p.tensorflow)} <code>{_e(p.git_hash[:12])}</code>"
+        f"</td><td{_bad(p.verdict == 'regression')}>{_e(p.verdict or '-')}"
+        f"</td></tr>" for p in list(reversed(points))[:20])
+    body = ("<!--plot0-->"
+            f"<h2>Latest runs</h2><table><tr><th>when</th><th>machine</th><th>examples/s</th>"
+            f"<th>TensorFlow</th><th>verdict</th></tr>{recent}</table>"
+            + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else ""))
+    return _page(case_id, body, 1, [plot])
+
+
+def ab_page(session: str, cases: Sequence[ABCase], plot: Any) -> str:
+    rows = "".join(
+        f"<tr><td><code>{_e(c.case_id)}</code></td><td class=\"n\">"
+        f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
+        f"{'' if c.low is None else f'[{c.low:.3f}, {c.high:.3f}]'}</td>"
+        f"<td{_bad(c.verdict != 'same')}>{_e(c.verdict)}</td>"
+        f"<td class=\"n\">{c.pairs}</td></tr>" for c in cases)
+    body = ("<!--plot0-->"
+            f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
+            f"<th>pairs</th></tr>{rows}</table>")
+    return _page(f"A/B session {session}", body, 1, [plot])
+
+
+def front_page(cases: Sequence[str], newest: datetime.datetime | None,
+               regressed: Sequence[tuple[str, Point]], failed: Sequence[tuple[str, Failure]],
+               ab_sessions: Sequence[tuple[str, Sequence[ABCase]]],
+               latest: dict[str, Point]) -> str:
+    night = (f"<p class=\"quiet\">The 24 hours up to the newest result, {_when(newest)} UTC."
+             "</p>" if newest else "<p>The store holds no results yet.</p>")
+    regressions = "".join(
+        f"<tr><td><a href=\"cases/{slug(case)}.html\"><code>{_e(case)}</code></a></td>"
+        f"<td>{_e(p.machine_key)}</td><td class=\"n\">{p.examples_per_sec:.1f}</td>"
+        f"<td>{_e(p.tensorflow)}</td></tr>" for case, p in regressed)
+    night += (f"<h3>Regressed ({len(regressed)})</h3>"
+              + (f"<table><tr><th>case</th><th>machine</th><th>examples/s</th>"
+                 f"<th>TensorFlow</th></tr>{regressions}</table>" if regressed else
+                 "<p>None.</p>"))
+    night += f"<h3>Failed ({len(failed)})</h3>"
+    night += "".join(_failure_rows([f], case) for case, f in failed) if failed else "<p>None.</p>"
+    parts = {part: sorted({case.split("-")[i] for case in cases if len(case.split("-")) > i})
+             for i, part in enumerate(ID_PARTS)}
+    filters = "".join(
+        f"<label>{_e(part)}<select data-part=\"{_e(part)}\"><option value=\"\">all</option>"
+        + "".join(f"<option>{_e(v)}</option>" for v in values) + "</select></label>"
+        for part, values in parts.items() if values)
+    rows = ""
+    for case in cases:
+        data = " ".join(f"data-{part}=\"{_e(value)}\""
+                        for part, value in zip(ID_PARTS, case.split("-"), strict=False))
+        last = latest.get(case)
+        rows += (f"<tr data-case {data}><td><a href=\"cases/{slug(case)}.html\"><code>"
+                 f"{_e(case)}</code></a></td><td>{_when(last.when) if last else ''}</td>"
+                 f"<td class=\"n\">{f'{last.examples_per_sec:.1f}' if last else ''}</td>"
+                 f"<td>{_e(last.verdict or '-') if last else 'failed only'}</td></tr>")
+    sessions = "".join(
+        f"<tr><td><a href=\"ab/{slug(name)}.html\">{_e(name)}</a></td>"
+        f"<td>{_when(items[0].when)}</td><td>{_e(items[0].machine_key)}</td>"
+        f"<td class=\"n\">{len(items)}</td><td class=\"n\">"
+        f"{sum(c.verdict == 'slower' for c in items)}</td></tr>" for name, items in ab_sessions)
+    body = (f"<h2>Last night</h2>{night}"
+            f"<h2>Cases ({len(cases)})</h2><div>{filters}</div>"
+            f"<table><tr><th>case</th><th>last run</th><th>examples/s</th><th>verdict</th></tr>"
+            f"{rows}</table>"
+            f"<h2>A/B sessions ({len(ab_sessions)})</h2>"
+            f"<table><tr><th>session</th><th>when</th><th>machine</th><th>cases</th>"
+            f"<th>slower</th></tr>{sessions}</table>"
+            f"<script src=\"static/filter.js\"></script>")
+    return _page("tfperf dashboard", body, 0)

@@ -1,0 +1,123 @@
+"""The dashboard's interactive plots (Bokeh): a case's examples/s by date on every machine key,
+and an A/B session's ratios with their intervals."""
+
+from __future__ import annotations
+
+import datetime
+import statistics
+from collections.abc import Sequence
+from itertools import groupby, pairwise
+from typing import Any
+
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models.annotations import Label, Span, Title, Whisker
+from bokeh.palettes import Category10_10
+from bokeh.plotting import figure
+
+from tfperf.dashboard.site_data import ABCase, Failure, Point
+
+# A verdict that deserves a colour of its own; every other point takes its machine's.
+VERDICT_COLOURS = {"regression": "#c44e52", "not confirmed": "#dd8452", "waived": "#937860",
+                   "faster: baseline stale": "#55a868"}
+AB_COLOURS = {"slower": "#c44e52", "faster": "#55a868", "same": "#4c72b0",
+              "undecided": "#8c8c8c"}
+# The band around a stretch of one TensorFlow build: its median, +- this many robust sigmas.
+BAND_SIGMAS = 3.0
+TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+
+
+def _ms(when: datetime.datetime) -> float:
+    return when.timestamp() * 1000  # Bokeh's datetime axis counts milliseconds
+
+
+def _band(values: Sequence[float]) -> tuple[float, float]:
+    centre = statistics.median(values)
+    sigma = 1.4826 * statistics.median(abs(v - centre) for v in values)
+    return centre - BAND_SIGMAS * sigma, centre + BAND_SIGMAS * sigma
+
+
+def _build(point: Point) -> tuple[str, str]:
+    return point.tensorflow, point.git_hash
+
+
+def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
+    """Examples/s by date, one line per machine key with its band per TensorFlow build, the
+    build's changes marked on the axis, each verdict coloured, failures as crosses below."""
+    plot = figure(x_axis_type="datetime", height=340, sizing_mode="stretch_width", tools=TOOLS,
+                  title=Title(text=case_id, text_font_size="9pt"), x_axis_label="date (UTC)",
+                  y_axis_label="examples/s")
+    machines = sorted({p.machine_key for p in points} | {f.machine_key for f in failures})
+    colour_of = {key: Category10_10[i % 10] for i, key in enumerate(machines)}
+    lowest = min((p.examples_per_sec for p in points), default=1.0)
+    for key in machines:
+        mine = [p for p in points if p.machine_key == key]
+        if not mine:
+            continue
+        colour = colour_of[key]
+        low: list[float] = []
+        high: list[float] = []
+        for _, stretch in groupby(mine, key=_build):
+            values = [p.examples_per_sec for p in stretch]
+            band = _band(values)
+            low += [band[0]] * len(values)
+            high += [band[1]] * len(values)
+        source = ColumnDataSource({
+            "when": [p.when for p in mine], "eps": [p.examples_per_sec for p in mine],
+            "low": low, "high": high, "tensorflow": [p.tensorflow for p in mine],
+            "git": [p.git_hash[:12] for p in mine], "verdict": [p.verdict or "-" for p in mine],
+            "machine": [key] * len(mine), "session": [p.session for p in mine],
+            "colour": [VERDICT_COLOURS.get(p.verdict, colour) for p in mine]})
+        plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
+                   fill_alpha=0.12, legend_label=f"{key}: band")
+        plot.line(x="when", y="eps", source=source, color=colour, legend_label=key)
+        dots = plot.scatter(x="when", y="eps", source=source, color="colour", size=6)
+        plot.add_tools(HoverTool(renderers=[dots], tooltips=[
+            ("when", "@when{%F %H:%M}"), ("examples/s", "@eps{0.0}"), ("machine", "@machine"),
+            ("TensorFlow", "@tensorflow @git"), ("verdict", "@verdict"),
+            ("session", "@session")], formatters={"@when": "datetime"}))
+        for before, after in pairwise(mine):
+            if _build(before) != _build(after):
+                plot.add_layout(Span(location=_ms(after.when), dimension="height",
+                                     line_color=colour, line_dash="dashed", line_width=1))
+                plot.add_layout(Label(x=_ms(after.when), y=lowest, text_font_size="7pt",
+                                      text=f"TF {after.tensorflow} {after.git_hash[:10]}",
+                                      text_color=colour, angle=1.5708, x_offset=-4))
+    if failures:
+        source = ColumnDataSource({
+            "when": [f.when for f in failures], "y": [lowest * 0.9] * len(failures),
+            "cause": [f.cause for f in failures], "message": [f.message[:200] for f in failures],
+            "machine": [f.machine_key for f in failures],
+            "colour": [colour_of[f.machine_key] for f in failures]})
+        crosses = plot.scatter(x="when", y="y", source=source, marker="x", size=11,
+                               color="#c44e52", line_width=2, legend_label="failed")
+        plot.add_tools(HoverTool(renderers=[crosses], tooltips=[
+            ("when", "@when{%F %H:%M}"), ("failed", "@cause"), ("machine", "@machine"),
+            ("", "@message")], formatters={"@when": "datetime"}))
+    plot.legend.location = "bottom_left"
+    plot.legend.label_text_font_size = "7pt"
+    plot.legend.click_policy = "hide"
+    return plot
+
+
+def ab_session(title: str, cases: Sequence[ABCase]) -> Any:
+    """Each case's B/A with its interval, coloured by verdict, against 1 (no change)."""
+    judged = [c for c in cases if c.ratio is not None]
+    names = [c.case_id for c in judged] or ["(no case has pairs)"]
+    plot = figure(y_range=FactorRange(factors=list(reversed(names))),
+                  height=90 + 26 * len(names), sizing_mode="stretch_width", tools=TOOLS,
+                  title=Title(text=title, text_font_size="9pt"), x_axis_label="B/A")
+    source = ColumnDataSource({
+        "case": [c.case_id for c in judged], "ratio": [c.ratio for c in judged],
+        "low": [c.low if c.low is not None else c.ratio for c in judged],
+        "high": [c.high if c.high is not None else c.ratio for c in judged],
+        "verdict": [c.verdict for c in judged], "pairs": [c.pairs for c in judged],
+        "colour": [AB_COLOURS.get(c.verdict, "#c44e52") for c in judged]})
+    plot.add_layout(Whisker(source=source, base="case", lower="low", upper="high",
+                            dimension="width", line_color="#555555"))
+    dots = plot.scatter(x="ratio", y="case", source=source, color="colour", size=9)
+    plot.add_layout(Span(location=1.0, dimension="height", line_color="#333333",
+                         line_dash="dotted"))
+    plot.add_tools(HoverTool(renderers=[dots], tooltips=[
+        ("case", "@case"), ("B/A", "@ratio{0.000}"), ("interval", "[@low{0.000}, @high{0.000}]"),
+        ("verdict", "@verdict"), ("pairs", "@pairs")]))
+    return plot

@@ -1,0 +1,99 @@
+"""What the dashboard shows, read from the store in three queries (columns only, never the
+stored documents: a year of a fleet's nights is a few hundred thousand runs)."""
+
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from tfperf.results import tables
+from tfperf.results.results_store import ResultsStore
+
+
+@dataclass(frozen=True)
+class Point:
+    when: datetime.datetime
+    machine_key: str
+    examples_per_sec: float
+    tensorflow: str
+    git_hash: str
+    verdict: str
+    session: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    when: datetime.datetime
+    machine_key: str
+    cause: str
+    phase: str
+    message: str
+    log_path: str
+
+
+@dataclass(frozen=True)
+class ABCase:
+    session: str
+    case_id: str
+    when: datetime.datetime
+    verdict: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    pairs: int
+    machine_key: str
+
+
+@dataclass
+class SiteData:
+    runs: dict[str, list[Point]] = field(default_factory=lambda: defaultdict(list))
+    failures: dict[str, list[Failure]] = field(default_factory=lambda: defaultdict(list))
+    ab: dict[str, list[ABCase]] = field(default_factory=lambda: defaultdict(list))
+
+    @property
+    def cases(self) -> list[str]:
+        return sorted(set(self.runs) | set(self.failures))
+
+    @property
+    def newest(self) -> datetime.datetime | None:
+        times = [p.when for points in self.runs.values() for p in points[-1:]] + [
+            f.when for fails in self.failures.values() for f in fails[-1:]]
+        return max(times, default=None)
+
+
+def moment(when: str) -> datetime.datetime:
+    """A stored ISO time, in UTC (times kept without a zone were UTC)."""
+    parsed = datetime.datetime.fromisoformat(when)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def read(store: ResultsStore) -> SiteData:
+    data = SiteData()
+    runs, failures, ab, sessions = tables.runs, tables.failures, tables.ab_cases, tables.sessions
+    with store.engine.connect() as connection:
+        for row in connection.execute(sa.select(
+                runs.c.case_id, runs.c.when, runs.c.machine_key, runs.c.examples_per_sec,
+                runs.c.tensorflow, runs.c.git_hash, runs.c.verdict, runs.c.session_id,
+        ).order_by(runs.c.when, runs.c.id)):
+            data.runs[row.case_id].append(Point(
+                moment(row.when), row.machine_key, row.examples_per_sec, row.tensorflow,
+                row.git_hash, row.verdict, row.session_id))
+        for failed in connection.execute(sa.select(
+                failures.c.case_id, failures.c.when, failures.c.machine_key, failures.c.cause,
+                failures.c.phase, failures.c.message, failures.c.log_path,
+        ).order_by(failures.c.when, failures.c.id)):
+            data.failures[failed.case_id].append(Failure(
+                moment(failed.when), failed.machine_key, failed.cause, failed.phase,
+                failed.message, failed.log_path))
+        for compared in connection.execute(sa.select(
+                ab.c.session_id, ab.c.case_id, ab.c.when, ab.c.verdict, ab.c.ratio, ab.c.low,
+                ab.c.high, ab.c.pairs, sessions.c.machine_key,
+        ).join(sessions, sessions.c.id == ab.c.session_id).order_by(ab.c.when, ab.c.id)):
+            data.ab[compared.session_id].append(ABCase(
+                compared.session_id, compared.case_id, moment(compared.when), compared.verdict,
+                compared.ratio, compared.low, compared.high, compared.pairs,
+                compared.machine_key))
+    return data

@@ -1,0 +1,84 @@
+"""Build the dashboard: a static site from the results store that opens offline.
+
+    tfperf-dashboard [--store URL] [--out DIR]
+
+The front page lists what regressed or failed in the 24 hours up to the newest result, every
+case (filtered by workload or by any part of its id) and every A/B session; each case has a page
+of examples/s by date across machine keys, with TensorFlow builds marked, the band of each
+build, every verdict and every failure; each A/B session a page of its ratios and intervals.
+Exit 0: built; 2: bad input or a store that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tfperf.dashboard import pages, plots, site_data
+from tfperf.ground import project
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
+
+NIGHT = datetime.timedelta(hours=24)
+
+
+def build(data: site_data.SiteData, site: Path) -> int:
+    """Write the site under `site`; how many pages."""
+    pages.write_static(site)
+    (site / "cases").mkdir(exist_ok=True)
+    (site / "ab").mkdir(exist_ok=True)
+    for case in data.cases:
+        points, failures = data.runs.get(case, []), data.failures.get(case, [])
+        (site / "cases" / f"{pages.slug(case)}.html").write_text(
+            pages.case_page(case, points, failures, plots.case_trend(case, points, failures)),
+            encoding="utf-8")
+    sessions = sorted(data.ab.items(), key=lambda item: item[1][0].when, reverse=True)
+    for name, cases in sessions:
+        (site / "ab" / f"{pages.slug(name)}.html").write_text(
+            pages.ab_page(name, cases, plots.ab_session(name, cases)), encoding="utf-8")
+    newest = data.newest
+    since = newest - NIGHT if newest else None
+    regressed = [(case, p) for case, points in data.runs.items() for p in points
+                 if since and p.when > since and p.verdict == "regression"]
+    failed = [(case, f) for case, fails in data.failures.items() for f in fails
+              if since and f.when > since]
+    latest = {case: points[-1] for case, points in data.runs.items()}
+    (site / "index.html").write_text(
+        pages.front_page(data.cases, newest, sorted(regressed, key=lambda x: x[0]),
+                         sorted(failed, key=lambda x: x[0]), sessions, latest),
+        encoding="utf-8")
+    return 1 + len(data.cases) + len(sessions)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tfperf-dashboard",
+                                     description=__doc__.split("\n\n")[0])
+    database.add_store_argument(parser, "what the site shows")
+    parser.add_argument("--out", type=Path,
+                        help="where the site goes (default: the project's results folder's "
+                             f"dashboard/; {project.LAYOUT})")
+    args = parser.parse_args(argv)
+    layout, _ = project.fill_folders(args, parser)
+    site = args.out or layout.results / "dashboard"
+    started = time.monotonic()
+    try:
+        store = ResultsStore.open(database.chosen_url(args.store, layout.history))
+    except database.StoreUnavailable as error:
+        print(f"tfperf-dashboard: {error}", file=sys.stderr)
+        return 2
+    try:
+        data = site_data.read(store)
+    finally:
+        store.close()
+    count = build(data, site)
+    print(f"dashboard: {count} pages in {site} ({time.monotonic() - started:.1f} s): open "
+          f"{(site / 'index.html').resolve().as_uri()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

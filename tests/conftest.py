@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import alembic.command  # noqa: F401
 import keras  # noqa: F401
 import pytest
 import tensorflow  # noqa: F401
@@ -14,7 +15,9 @@ import tensorflow  # noqa: F401
 from tfperf.processes import leftovers
 
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
-# imported twice in one process: importing it here keeps it out of those snapshots.
+# imported twice in one process: importing it here keeps it out of those snapshots. Alembic
+# (which the store opens in a session) too: imported again, its SQLAlchemy dialects would
+# register their functions twice, with a warning each.
 
 pytest_plugins = ("pytester", "tests.postgres_server")
 

@@ -20,6 +20,8 @@ from tests.conftest import TEST_WORKLOADS, MakeSuite
 from tfperf.ab import duet_pool, session_report
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
 
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic",
@@ -72,6 +74,20 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     reports = suite.path / ".perf-results" / "reports" / "ab"
     assert "| `tinycnn-" in (reports / "ab.md").read_text()
     assert list((reports / "plots").glob("tinycnn-*.png"))
+    # Progress while it ran (plain lines: no terminal here): the case, then each look.
+    result.stdout.re_match_lines([
+        rf"tfperf: case 1 of 1 \| {CASE_ID} \| 0m00s in this case, .* in all$",
+        rf"tfperf: case 1 of 1 \| {CASE_ID} \| .* \| {case['looks'][0]['pairs']} pairs: "
+        r"B/A \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\], (same|undecided)$"])
+    # The store holds the case with its verdict and interval.
+    store = ResultsStore.open(database.default_url(suite.path / ".perf-results" / "history"))
+    try:
+        [stored] = store.ab_cases(data["session"])
+    finally:
+        store.close()
+    assert (stored.case_id, stored.verdict, stored.pairs) == (CASE_ID, "same", len(case["pairs"]))
+    assert stored.low is not None and stored.high is not None and stored.ratio is not None
+    assert stored.low < stored.ratio < stored.high
     compare = subprocess.run([str(Path(sys.executable).parent / "pytest-benchmark"), "compare",
                               str(reports / "A.json"), str(reports / "B.json")],
                              capture_output=True, text=True, timeout=120)

@@ -131,6 +131,10 @@ def test_a_spent_budget_starts_no_new_case_and_keeps_what_ran(
     assert result.parseoutcomes() == {"no_baseline": 1, "skipped": 1}, result.stdout.str()
     result.stdout.fnmatch_lines_random(["*SKIPPED*the session's --perf-budget is spent*",
                                  "runs kept in *"])
+    # The progress line sets the estimates and the time left against the budget.
+    result.stdout.fnmatch_lines(["tfperf: case 1 of 2 | tinycnn-* | 0m00s in this case, * in "
+                                 "all | about 0m00s of planned cases left | budget 0m00s, "
+                                 "0m00s of it left"])
 
 
 @pytest.mark.parametrize(("option", "message"), [

@@ -91,6 +91,9 @@ def test_scaling_drop_against_the_history_fails_the_case(make_suite: MakeSuite) 
     kept = suite.runpytest(*select, "--perf-gate=off",
                            f"--perf-store={database.default_url(suite.path / 'scratch')}")
     assert kept.parseoutcomes() == {"passed": 2}, kept.stdout.str()
+    kept.stdout.fnmatch_lines(["tfperf: case 1 of 2 | tinycnn-cpu1-* | 0m00s in this case, "
+                               "* in all",
+                               "tfperf: case 2 of 2 | tinycnn-virtual_cpu2-* | *"])
     path = next((suite.path / "history" / "results").glob("*.json"))
     data = json.loads(path.read_text())
     for run in data["runs"]:

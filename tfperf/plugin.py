@@ -157,6 +157,21 @@ def perf_runner(request: pytest.FixtureRequest) -> Runner:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """The case's progress line while it runs."""
+    progress = item.config.stash[SESSION].progress
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("perf_case") if callspec is not None else None
+    if progress is None or case is None:
+        return (yield)
+    progress.start(case.id)
+    try:
+        return (yield)
+    finally:
+        progress.end()
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground.machine import Machine
 from tfperf.ground.project import LAYOUT, Project
 from tfperf.measure.case_runner import CaseRunner
+from tfperf.measure.progress import Progress
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options.perf import PerfOptions
 from tfperf.plan.session_plan import SessionPlan
@@ -45,6 +47,7 @@ class PerfSession:
     plan: SessionPlan | None = None
     runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
     store: ResultsStore | None = None  # opened when first needed (a plan or the first case)
+    progress: Progress | None = None  # the line per case while the session runs
     session_id: str = field(default_factory=history.session_id)
 
     def workloads(self) -> dict[str, WorkloadInfo]:
@@ -116,6 +119,38 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
             lambda folder: discover(folder, perf.log_dir), perf.workloads, perf.session_id)
 
 
+class _Terminal:
+    """pytest's terminal, written to past its capture of the test's output (as pytest's own
+    live logging does), so that a case's progress shows while it runs."""
+
+    def __init__(self, config: pytest.Config, reporter: Any) -> None:
+        self.reporter = reporter
+        self.capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def write(self, text: str) -> None:
+        if self.capture is None:
+            self.reporter.write(text)
+            return
+        with self.capture.global_and_fixture_disabled():
+            self.reporter.write(text)
+
+    def flush(self) -> None:
+        self.reporter.flush()
+
+
+def _progress(session: pytest.Session, perf: PerfSession) -> Progress | None:
+    """A line per case on the terminal (none under -q -q or without a terminal reporter)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or session.config.get_verbosity() < -1:
+        return None
+    plan = perf.plan
+    total = len(plan.run) if plan is not None else len(session.items)
+    estimates = {case.id: s for case, s in plan.seconds.items()} if plan is not None else {}
+    return Progress(total, estimates, perf.options.plan.budget_s,
+                    _Terminal(session.config, reporter), live=bool(reporter.isatty),
+                    width=session.config.get_terminal_writer().fullwidth)
+
+
 def start(session: pytest.Session, perf: PerfSession) -> None:
     """What a session that runs the suite needs before its first case: the sides' TensorFlow,
     pytest-benchmark's storage keyed by this machine, the gate's rules, baselines and history,
@@ -135,8 +170,11 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
         sources = Sources.load(baselines, key, perf.stored_runs())
     except (StoreError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
+    perf.progress = _progress(session, perf)
     if perf.runner is not None:
         perf.runner.keep_in(perf.results_store())
+        if perf.progress is not None:
+            perf.runner.watch(perf.progress.say)
         return  # an A/B session judges by its pairs, not by history
     runner = perf.runner = CaseRunner(perf.options.measure, perf.workloads, perf.machine, sources, rules,
                                       perf.log_dir, perf.session_id, perf.runtime,

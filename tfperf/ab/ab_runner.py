@@ -112,6 +112,7 @@ class ABRunner:
         self.records: list[ABRecord] = []
         self.report_lines: list[str] = []  # where the reports were written
         self.keeper: Keeper | None = None  # writes each case to the results store
+        self.say: Callable[[str], None] = lambda _: None  # what a running case has so far
 
     def _side(self, name: str, case: Case) -> Side:
         setup = self.setups[name]
@@ -161,7 +162,10 @@ class ABRunner:
         try:
             try:
                 duel = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
-                                case.id, self.options.worker.cluster, around, self.seed)
+                                case.id, self.options.worker.cluster, around, self.seed,
+                                on_look=lambda v: self.say(
+                                    f"{v.pairs} pairs: B/A {v.ratio:.3f} [{v.low:.3f}, "
+                                    f"{v.high:.3f}], {v.status}"))
                 record.pairs = [p.to_json() for p in duel.pairs]
                 record.looks = [v.to_json() for v in duel.verdicts]
                 record.order_effect = order_effect(duel.pairs)
@@ -199,6 +203,9 @@ class ABRunner:
     def summary(self) -> list[str]:
         data = self.data()
         return [session_report.describe_sides(data), *session_report.table(data, self.settings)]
+
+    def watch(self, say: Callable[[str], None]) -> None:
+        self.say = say
 
     def keep_in(self, store: ResultsStore) -> None:
         self.keeper = Keeper.of(store, self.session, "ab", self.options.tier.label, self.machine.key())

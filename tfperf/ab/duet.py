@@ -159,10 +159,11 @@ def _mean(values: list[float | None]) -> float | None:
 def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
         log_dir: Path, case_id: str, cluster_mode: str,
         around: Callable[[Callable[[], None]], dict[str, Any]], seed: int,
-        launch: Launch = launch_processes) -> Duel:
+        launch: Launch = launch_processes,
+        on_look: Callable[[Verdict], None] = lambda _: None) -> Duel:
     """Measure the case's pairs; `around` runs the measured rounds inside the case's GPU
     telemetry and returns its summary; `seed` draws the pairs' orders; `launch` starts a
-    side's worker (duet_pool.py)."""
+    side's worker (duet_pool.py); `on_look` hears each look's verdict."""
     started = time.monotonic()
     rounds = {name: SideRounds() for name in SIDES}
     pairs: list[Pair] = []
@@ -186,7 +187,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             pool.served[duet] += 1
 
         measuring = time.monotonic()
-        telemetry = around(lambda: until_decided(settings, pairs, verdicts, next_pair))
+        telemetry = around(lambda: until_decided(settings, pairs, verdicts, next_pair, on_look))
         rounds_s = time.monotonic() - measuring
         pool.finish_all()
     return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s,
@@ -194,13 +195,15 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
 
 
 def until_decided(settings: ABSettings, pairs: list[Pair], verdicts: list[Verdict],
-                  next_pair: Callable[[], None]) -> None:
+                  next_pair: Callable[[], None],
+                  on_look: Callable[[Verdict], None] = lambda _: None) -> None:
     """The stopping rule: measure pairs up to each look, judge them there, and stop at the
     first decided verdict (or the last look)."""
     for look in settings.looks():
         while len(pairs) < look:
             next_pair()
         verdicts.append(verdict.judge(as_pairs(pairs), settings))
+        on_look(verdicts[-1])
         if verdicts[-1].decided:
             return
 

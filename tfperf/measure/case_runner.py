@@ -20,7 +20,6 @@ from tfperf.cases.matrix import Case
 from tfperf.gate import case_verdict, fingerprint, history, stored_runs, summary_and_trends
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
-from tfperf.gate.stored_runs import Keeper
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, summary_table, training_checks
@@ -59,17 +58,18 @@ class CaseRunner:
         self.reports_dir = reports_dir
         self.history_file: Path | None = None  # the session's kept runs, once there are any
         self.report_lines: list[str] = []  # where the gate's reports were written
-        self.keeper: Keeper | None = None  # writes each case to the results store
+        self.keeper: stored_runs.Keeper | None = None  # writes each case to the results store
         self.failures: list[FailureRow] = []  # the cases that failed before the gate judged
 
     def keep_in(self, store: ResultsStore) -> None:
-        self.keeper = Keeper.of(store, self.session, "measured", self.options.tier.label, self.machine.key())
+        self.keeper = stored_runs.Keeper.of(store, self.session, "measured", self.options.tier.label,
+                                            self.machine.key())
+
+    def watch(self, say: Callable[[str], None]) -> None:
+        """A measured case has nothing to say until it ends: pytest-benchmark times its rounds."""
 
     def record_for(self, case: Case | None) -> CaseRecord | None:
-        for record in reversed(self.records):
-            if record.case == case:
-                return record
-        return None
+        return next((record for record in reversed(self.records) if record.case == case), None)
 
     def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
                  log_name: str, profile_to: Path | None = None) -> Measured:

@@ -4,6 +4,7 @@ caller branches on which one it holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,6 +20,9 @@ class Runner(Protocol):
 
     def keep_in(self, store: ResultsStore) -> None:
         """Before the first case: the results store each case is written to as it ends."""
+
+    def watch(self, say: Callable[[str], None]) -> None:
+        """Before the first case: where to say what a running case has so far."""
 
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After each test phase's report: what the runner adds to it or keeps."""

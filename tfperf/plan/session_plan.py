@@ -5,7 +5,7 @@ this runner's shard. See selection, estimate and plan for each part."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfperf.cases import requirements
@@ -26,6 +26,7 @@ class SessionPlan:
     left_out: Mapping[Case, str]  # case -> why the budget leaves it out
     other_runners: frozenset[Case]  # the other shards' cases
     lines: tuple[str, ...]  # what the session prints first
+    seconds: Mapping[Case, float] = field(default_factory=dict)  # each run case's estimate
 
 
 def _coverage(chosen: selection.Selection | None) -> Callable[[Sequence[Case]], str]:
@@ -90,4 +91,4 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
     if note:
         lines.append(note)
     return SessionPlan(frozenset(p.case for p in kept), {p.case: why for p in dropped},
-                       frozenset(others), tuple(lines))
+                       frozenset(others), tuple(lines), {p.case: p.seconds for p in kept})

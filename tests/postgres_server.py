@@ -5,6 +5,7 @@ loopback port. As root, the server runs as the `postgres` user, since PostgreSQL
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -56,14 +57,14 @@ class Server:
         return self.url(name)
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Server]:
+@contextlib.contextmanager
+def running_server() -> Iterator[Server]:
+    """A fresh server in a temporary folder, stopped and removed on exit. RuntimeError when
+    no server is installed."""
     bin_dir = _bin_dir()
     if bin_dir is None:
-        reason = "no PostgreSQL server installed (./run test installs Debian's postgresql)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)  # CI must test the real server, never skip it
-        pytest.skip(reason)
+        raise RuntimeError("no PostgreSQL server installed (./run test installs Debian's "
+                           "postgresql)")
     folder = Path(tempfile.mkdtemp(prefix="tfperf-postgres-"))
     data, sockets = folder / "data", folder / "sockets"
     sockets.mkdir()
@@ -86,3 +87,14 @@ def postgres() -> Iterator[Server]:
         subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m",
                                         "immediate", "stop"]), capture_output=True, timeout=60)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Server]:
+    try:
+        with running_server() as server:
+            yield server
+    except RuntimeError as error:
+        if os.environ.get("CI"):
+            pytest.fail(str(error))  # CI must test the real server, never skip it
+        pytest.skip(str(error))

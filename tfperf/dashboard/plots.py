@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from itertools import groupby, pairwise
 from typing import Any
 
+import numpy as np
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
-from bokeh.models.annotations import Label, Span, Title, Whisker
+from bokeh.models.annotations import Span, Title, Whisker
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -23,11 +24,12 @@ AB_COLOURS = {"slower": "#c44e52", "faster": "#55a868", "same": "#4c72b0",
               "undecided": "#8c8c8c"}
 # The band around a stretch of one TensorFlow build: its median, +- this many robust sigmas.
 BAND_SIGMAS = 3.0
-TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+TOOLS = "pan,box_zoom,reset,save"
 
 
-def _ms(when: datetime.datetime) -> float:
-    return when.timestamp() * 1000  # Bokeh's datetime axis counts milliseconds
+def _ms(moments: Sequence[datetime.datetime]) -> Any:
+    """Bokeh's datetime axis counts milliseconds since the epoch."""
+    return np.array([m.timestamp() * 1000 for m in moments])
 
 
 def _band(values: Sequence[float]) -> tuple[float, float]:
@@ -42,13 +44,17 @@ def _build(point: Point) -> tuple[str, str]:
 
 def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
     """Examples/s by date, one line per machine key with its band per TensorFlow build, the
-    build's changes marked on the axis, each verdict coloured, failures as crosses below."""
+    build's changes marked on the axis, each verdict coloured, failures as crosses below.
+    Renderers are shared across machines where they can be: a page's build time grows with
+    its number of Bokeh models, and a fleet's dashboard has hundreds of pages."""
     plot = figure(x_axis_type="datetime", height=340, sizing_mode="stretch_width", tools=TOOLS,
                   title=Title(text=case_id, text_font_size="9pt"), x_axis_label="date (UTC)",
                   y_axis_label="examples/s")
     machines = sorted({p.machine_key for p in points} | {f.machine_key for f in failures})
     colour_of = {key: Category10_10[i % 10] for i, key in enumerate(machines)}
     lowest = min((p.examples_per_sec for p in points), default=1.0)
+    highest = max((p.examples_per_sec for p in points), default=1.0)
+    changes: dict[str, list[Any]] = {"when": [], "text": [], "colour": []}
     for key in machines:
         mine = [p for p in points if p.machine_key == key]
         if not mine:
@@ -61,35 +67,47 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
             band = _band(values)
             low += [band[0]] * len(values)
             high += [band[1]] * len(values)
-        source = ColumnDataSource({
-            "when": [p.when for p in mine], "eps": [p.examples_per_sec for p in mine],
-            "low": low, "high": high, "tensorflow": [p.tensorflow for p in mine],
-            "git": [p.git_hash[:12] for p in mine], "verdict": [p.verdict or "-" for p in mine],
-            "machine": [key] * len(mine), "session": [p.session for p in mine],
-            "colour": [VERDICT_COLOURS.get(p.verdict, colour) for p in mine]})
+        source = ColumnDataSource({"when": _ms([p.when for p in mine]),
+                                   "eps": np.array([p.examples_per_sec for p in mine]),
+                                   "low": np.array(low), "high": np.array(high)})
         plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
-                   fill_alpha=0.12, legend_label=f"{key}: band")
+                   fill_alpha=0.12, legend_label=key)
         plot.line(x="when", y="eps", source=source, color=colour, legend_label=key)
-        dots = plot.scatter(x="when", y="eps", source=source, color="colour", size=6)
-        plot.add_tools(HoverTool(renderers=[dots], tooltips=[
-            ("when", "@when{%F %H:%M}"), ("examples/s", "@eps{0.0}"), ("machine", "@machine"),
-            ("TensorFlow", "@tensorflow @git"), ("verdict", "@verdict"),
-            ("session", "@session")], formatters={"@when": "datetime"}))
         for before, after in pairwise(mine):
             if _build(before) != _build(after):
-                plot.add_layout(Span(location=_ms(after.when), dimension="height",
-                                     line_color=colour, line_dash="dashed", line_width=1))
-                plot.add_layout(Label(x=_ms(after.when), y=lowest, text_font_size="7pt",
-                                      text=f"TF {after.tensorflow} {after.git_hash[:10]}",
-                                      text_color=colour, angle=1.5708, x_offset=-4))
+                changes["when"].append(after.when)
+                changes["text"].append(f"TF {after.tensorflow} {after.git_hash[:10]}")
+                changes["colour"].append(colour)
+    # Numbers as arrays (Bokeh sends them as one binary buffer); strings only where hovering
+    # needs them.
+    dots = plot.scatter(x="when", y="eps", color="colour", size=6, source=ColumnDataSource({
+        "when": _ms([p.when for p in points]),
+        "eps": np.array([p.examples_per_sec for p in points]),
+        "tensorflow": [f"{p.tensorflow} {p.git_hash[:12]}" for p in points],
+        "verdict": [p.verdict or "-" for p in points],
+        "machine": [p.machine_key for p in points],
+        "colour": [VERDICT_COLOURS.get(p.verdict, colour_of[p.machine_key]) for p in points]}))
+    plot.add_tools(HoverTool(renderers=[dots], tooltips=[
+        ("when", "@when{%F %H:%M}"), ("examples/s", "@eps{0.0}"), ("machine", "@machine"),
+        ("TensorFlow", "@tensorflow"), ("verdict", "@verdict")],
+        formatters={"@when": "datetime"}))
+    if changes["when"]:
+        count = len(changes["when"])
+        marks = ColumnDataSource({**changes, "when": _ms(changes["when"]),
+                                  "bottom": [lowest * 0.95] * count,
+                                  "top": [highest * 1.02] * count})
+        plot.segment(x0="when", x1="when", y0="bottom", y1="top", source=marks,
+                     line_color="colour", line_dash="dashed")
+        plot.text(x="when", y="bottom", text="text", source=marks, text_color="colour",
+                  text_font_size="7pt", angle=1.5708, x_offset=-4)
     if failures:
-        source = ColumnDataSource({
-            "when": [f.when for f in failures], "y": [lowest * 0.9] * len(failures),
-            "cause": [f.cause for f in failures], "message": [f.message[:200] for f in failures],
-            "machine": [f.machine_key for f in failures],
-            "colour": [colour_of[f.machine_key] for f in failures]})
-        crosses = plot.scatter(x="when", y="y", source=source, marker="x", size=11,
-                               color="#c44e52", line_width=2, legend_label="failed")
+        crosses = plot.scatter(
+            x="when", y="y", marker="x", size=11, color="#c44e52", line_width=2,
+            legend_label="failed", source=ColumnDataSource({
+                "when": [f.when for f in failures], "y": [lowest * 0.9] * len(failures),
+                "cause": [f.cause for f in failures],
+                "message": [f.message[:200] for f in failures],
+                "machine": [f.machine_key for f in failures]}))
         plot.add_tools(HoverTool(renderers=[crosses], tooltips=[
             ("when", "@when{%F %H:%M}"), ("failed", "@cause"), ("machine", "@machine"),
             ("", "@message")], formatters={"@when": "datetime"}))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -26,20 +28,40 @@ from tfperf.results.results_store import ResultsStore
 NIGHT = datetime.timedelta(hours=24)
 
 
-def build(data: site_data.SiteData, site: Path) -> int:
-    """Write the site under `site`; how many pages."""
+# What the page-writing processes read: forked after it is set, each has it without a copy.
+_SITE: tuple[site_data.SiteData, Path] | None = None
+
+
+def _write_page(task: tuple[str, str]) -> None:
+    assert _SITE is not None
+    data, site = _SITE
+    kind, name = task
+    if kind == "cases":
+        points, failures = data.runs.get(name, []), data.failures.get(name, [])
+        text = pages.case_page(name, points, failures, plots.case_trend(name, points, failures))
+    else:
+        text = pages.ab_page(name, data.ab[name], plots.ab_session(name, data.ab[name]))
+    (site / kind / f"{pages.slug(name)}.html").write_text(text, encoding="utf-8")
+
+
+def build(data: site_data.SiteData, site: Path, workers: int | None = None) -> int:
+    """Write the site under `site`, its pages in `workers` processes (default: one per CPU,
+    up to 4: Bokeh's serialisation is the build's time); how many pages."""
+    global _SITE
     pages.write_static(site)
     (site / "cases").mkdir(exist_ok=True)
     (site / "ab").mkdir(exist_ok=True)
-    for case in data.cases:
-        points, failures = data.runs.get(case, []), data.failures.get(case, [])
-        (site / "cases" / f"{pages.slug(case)}.html").write_text(
-            pages.case_page(case, points, failures, plots.case_trend(case, points, failures)),
-            encoding="utf-8")
     sessions = sorted(data.ab.items(), key=lambda item: item[1][0].when, reverse=True)
-    for name, cases in sessions:
-        (site / "ab" / f"{pages.slug(name)}.html").write_text(
-            pages.ab_page(name, cases, plots.ab_session(name, cases)), encoding="utf-8")
+    tasks = [("cases", case) for case in data.cases] + [("ab", name) for name, _ in sessions]
+    _SITE = (data, site)
+    count = workers or min(os.cpu_count() or 1, 4)
+    if count > 1 and len(tasks) > 1:
+        with multiprocessing.get_context("fork").Pool(count) as pool:
+            pool.map(_write_page, tasks, chunksize=4)
+    else:
+        for task in tasks:
+            _write_page(task)
+    _SITE = None
     newest = data.newest
     since = newest - NIGHT if newest else None
     regressed = [(case, p) for case, points in data.runs.items() for p in points

@@ -3,6 +3,7 @@ starts several at once, or kills one mid-write).
 
     python -m tests.store_writer URL SESSION CASES            # CASES runs, one write each, twice
     python -m tests.store_writer URL SESSION CASES --hold     # one write of CASES runs, held open
+    python -m tests.store_writer URL SESSION CASES --no-upgrade   # to the schema it finds
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from tfperf.results import tables
+from tfperf.results import database, tables
 from tfperf.results.results_store import FailureRow, ResultsStore, SessionRow
 
 
@@ -24,7 +25,9 @@ def run_document(session: str, case: int) -> dict[str, object]:
 
 def main() -> None:
     url, session, cases = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    store = ResultsStore.open(url)
+    # --no-upgrade: write to the store at the schema it is at (an older tfperf's session).
+    store = ResultsStore(database.connect(url)) if "--no-upgrade" in sys.argv \
+        else ResultsStore.open(url)
     row = SessionRow(session, "measured", "smoke", "machine", "abc", "2026-11-25T00:00:00")
     documents = [run_document(session, case) for case in range(cases)]
     if "--hold" in sys.argv:

@@ -143,9 +143,9 @@ def current(connection: sa.Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def migrate(engine: sa.Engine) -> str:
-    """Bring the schema to this tfperf's newest, in one transaction; its revision. A store at
-    a revision this tfperf does not know was written by a newer one: never touched."""
+def migrate(engine: sa.Engine, to: str = "head") -> str:
+    """Bring the schema to this tfperf's newest (or `to`), in one transaction; its revision. A
+    store at a revision this tfperf does not know was written by a newer one: never touched."""
     from alembic import command
     from alembic.script import ScriptDirectory
 
@@ -158,11 +158,12 @@ def migrate(engine: sa.Engine) -> str:
                     raise StoreUnavailable(
                         f"results store {shown(engine.url)} is at schema revision {found}, "
                         f"newer than this tfperf's {head()}: upgrade tfperf to use it")
-                if found != head():
+                target = head() if to == "head" else to
+                if found != target:
                     config = _config()
                     config.attributes["connection"] = connection
-                    command.upgrade(config, "head")
-            return head()
+                    command.upgrade(config, target)
+            return target
         except sa.exc.DBAPIError as error:
             if attempt == _MIGRATE_TRIES - 1:
                 reason = (str(error.orig).strip().splitlines() or [""])[0]

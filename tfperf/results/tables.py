@@ -35,7 +35,7 @@ runs = sa.Table(
     sa.Column("verdict", sa.String(40), nullable=False),
     sa.Column("document", sa.JSON, nullable=False),
     sa.UniqueConstraint("session_id", "case_id", name="one_run_per_case_and_session"),
-    sa.Index("runs_by_case", "case_id", "when"),
+    sa.Index("runs_by_case_and_machine", "case_id", "machine_key", "when"),
     sa.Index("runs_by_machine", "machine_key", "when"),
 )
 

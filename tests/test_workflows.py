@@ -4,6 +4,7 @@ rule is also shown to fire on a workflow that breaks it."""
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import subprocess
 import sys
@@ -80,3 +81,92 @@ def _broken(change: str) -> dict[Any, Any]:
 ])
 def test_each_rule_fires_on_a_workflow_that_breaks_it(change: str, message: str) -> None:
     assert message in violations("nightly.yml", _broken(change))
+
+
+def _self_hosted(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
+    return [job for job in workflow["jobs"].values() if "self-hosted" in repr(job["runs-on"])]
+
+
+def test_every_gpu_workflow_shares_one_concurrency_group_and_keeps_its_environments() -> None:
+    for name in ("nightly.yml", "refresh.yml"):
+        workflow = load(name)
+        assert workflow["concurrency"] == {"group": "gpu-runners", "cancel-in-progress": False}
+        for job in _self_hosted(workflow):
+            checkout = job["steps"][0]
+            assert checkout["uses"].startswith("actions/checkout@"), name
+            # The worker environments (.venv, .perf-results/cache) survive the next checkout.
+            assert checkout["with"] == {"persist-credentials": False, "clean": False}, name
+    pr = load("pr.yml")["concurrency"]
+    assert pr["cancel-in-progress"] is True and "pull_request.number" in pr["group"]
+
+
+def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> None:
+    jobs = load("nightly.yml")["jobs"]
+    for name in ("nightly", "candidate", "keep-history"):
+        assert jobs[name]["env"]["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
+    keep = jobs["keep-history"]
+    assert keep["needs"] == ["nightly", "candidate"]
+    runs = " ".join(str(step.get("run", "")) for step in keep["steps"])
+    assert "tfperf-dashboard --out dashboard" in runs and "GITHUB_STEP_SUMMARY" in runs
+    assert any(step.get("with", {}).get("name") == "dashboard" for step in keep["steps"])
+    refresh = load("refresh.yml")["jobs"]["propose"]["env"]
+    assert refresh["GH_TOKEN"] == "${{ secrets.TFPERF_PR_TOKEN || github.token }}"
+
+
+SCRIPTS = WORKFLOWS.parent / "scripts"
+
+
+def _git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _repository(tmp_path: Path, name: str, origin: str) -> Path:
+    clone = tmp_path / name
+    clone.mkdir()
+    _git("init", "-q", "-b", "main", cwd=clone)
+    _git("remote", "add", "origin", origin, cwd=clone)
+    return clone
+
+
+def _script(name: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_AUTHOR_NAME": "t",
+           "GIT_COMMITTER_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run([str(SCRIPTS / name)], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_the_history_is_kept_and_restored_through_a_real_remote(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    _git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    # Before the first night: no branch, which is said and is not a failure.
+    runner = _repository(tmp_path, "runner", str(remote))
+    first = _script("restore-history.sh", runner)
+    assert first.returncode == 0 and "no perf-history branch yet" in first.stdout, first.stderr
+    # A night's files appended twice: kept files never replaced, new ones added.
+    hosted = _repository(tmp_path, "hosted", str(remote))
+    (hosted / "README").write_text("x")
+    _git("add", "README", cwd=hosted)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "main", cwd=hosted)
+    (hosted / "tonight" / "history" / "results").mkdir(parents=True)
+    (hosted / "tonight-ab" / "ab").mkdir(parents=True)
+    (hosted / "tonight" / "history" / "results" / "night1.json").write_text('{"n": 1}')
+    (hosted / "tonight-ab" / "ab" / "ab1.json").write_text('{"ab": 1}')
+    kept = _script("keep-history.sh", hosted)
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    _git("worktree", "remove", "--force", "perf-history", cwd=hosted)
+    (hosted / "tonight" / "history" / "results" / "night1.json").write_text('{"n": "changed"}')
+    (hosted / "tonight" / "history" / "results" / "night2.json").write_text('{"n": 2}')
+    again = _script("keep-history.sh", hosted)
+    assert again.returncode == 0, again.stdout + again.stderr
+    restored = _script("restore-history.sh", runner)
+    assert restored.returncode == 0 and "restored 2 session files" in restored.stdout
+    results = runner / ".perf-results" / "history" / "results"
+    assert (results / "night1.json").read_text() == '{"n": 1}'  # never replaced
+    assert (results / "night2.json").exists()
+    assert (runner / ".perf-results" / "ab" / "ab1.json").read_text() == '{"ab": 1}'
+    # A remote that cannot be read is a failure, never "no history yet".
+    lost = _repository(tmp_path, "lost", str(tmp_path / "gone.git"))
+    failed = _script("restore-history.sh", lost)
+    assert failed.returncode == 1 and "cannot read the perf-history branch" in failed.stderr
+    assert "no perf-history branch yet" not in failed.stdout

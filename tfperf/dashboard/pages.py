@@ -110,17 +110,17 @@ def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure]
     return _page(case_id, body, 1, [plot])
 
 
-def ab_page(session: str, cases: Sequence[ABCase], plot: Any) -> str:
+def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None) -> str:
     rows = "".join(
         f"<tr><td><code>{_e(c.case_id)}</code></td><td class=\"n\">"
         f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
         f"{'' if c.low is None else f'[{c.low:.3f}, {c.high:.3f}]'}</td>"
         f"<td{_bad(c.verdict != 'same')}>{_e(c.verdict)}</td>"
         f"<td class=\"n\">{c.pairs}</td></tr>" for c in cases)
-    body = ("<!--plot0-->"
-            f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
-            f"<th>pairs</th></tr>{rows}</table>")
-    return _page(f"A/B session {session}", body, 1, [plot])
+    body = ("<!--plot0-->" if plot is not None else "") + (
+        f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
+        f"<th>pairs</th></tr>{rows}</table>")
+    return _page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 
 def front_page(cases: Sequence[str], newest: datetime.datetime | None,

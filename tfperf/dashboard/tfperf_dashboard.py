@@ -5,8 +5,8 @@
 The front page lists what regressed or failed in the 24 hours up to the newest result, every
 case (filtered by workload or by any part of its id) and every A/B session; each case has a page
 of examples/s by date across machine keys, with TensorFlow builds marked, the band of each
-build, every verdict and every failure; each A/B session a page of its ratios and intervals.
-Exit 0: built; 2: bad input or a store that cannot be used.
+build, every verdict and every failure; each A/B session a page of its ratios and intervals
+(with a plot for the newest 30 sessions). Exit 0: built; 2: bad input or a store that cannot be used.
 """
 
 from __future__ import annotations
@@ -30,17 +30,21 @@ NIGHT = datetime.timedelta(hours=24)
 
 # What the page-writing processes read: forked after it is set, each has it without a copy.
 _SITE: tuple[site_data.SiteData, Path] | None = None
+# The newest A/B sessions have a plot as well as their table: a year of nightly sessions would
+# otherwise double the build (each plot is a Bokeh document to serialise).
+PLOTTED_AB_SESSIONS = 30
 
 
-def _write_page(task: tuple[str, str]) -> None:
+def _write_page(task: tuple[str, str, bool]) -> None:
     assert _SITE is not None
     data, site = _SITE
-    kind, name = task
+    kind, name, plotted = task
     if kind == "cases":
         points, failures = data.runs.get(name, []), data.failures.get(name, [])
         text = pages.case_page(name, points, failures, plots.case_trend(name, points, failures))
     else:
-        text = pages.ab_page(name, data.ab[name], plots.ab_session(name, data.ab[name]))
+        cases = data.ab[name]
+        text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None)
     (site / kind / f"{pages.slug(name)}.html").write_text(text, encoding="utf-8")
 
 
@@ -52,7 +56,8 @@ def build(data: site_data.SiteData, site: Path, workers: int | None = None) -> i
     (site / "cases").mkdir(exist_ok=True)
     (site / "ab").mkdir(exist_ok=True)
     sessions = sorted(data.ab.items(), key=lambda item: item[1][0].when, reverse=True)
-    tasks = [("cases", case) for case in data.cases] + [("ab", name) for name, _ in sessions]
+    tasks = [("cases", case, True) for case in data.cases] + [
+        ("ab", name, i < PLOTTED_AB_SESSIONS) for i, (name, _) in enumerate(sessions)]
     _SITE = (data, site)
     count = workers or min(os.cpu_count() or 1, 4)
     if count > 1 and len(tasks) > 1:

@@ -95,23 +95,31 @@ def test_shards_are_complete_disjoint_and_balanced(count: int) -> None:
     assert shares == [budget.shard(planned, i, count) for i in range(1, count + 1)]
 
 
-def _plan_lines(seed: str) -> tuple[list[str], str]:
-    """A plan for an assumed 8-GPU runner, in a fresh process (its own hash seed): the plan's
-    lines, and whether TensorFlow was imported there."""
+def _planning(seed: str, history: Path) -> subprocess.Popen[str]:
+    """A plan for an assumed 8-GPU runner, in a fresh process (its own hash seed) with an empty
+    history of its own."""
     probe = ("import sys, pytest\n"
              "code = pytest.main(['perf/', '--perf-tier=nightly', '--perf-plan', "
-             "'--perf-assume-devices=8xH100', '-q', '-p', 'no:cacheprovider'])\n"
+             f"'--perf-assume-devices=8xH100', '--perf-history={history}', '-q', "
+             "'-p', 'no:cacheprovider'])\n"
              "print('tensorflow imported:', 'tensorflow' in sys.modules, code)\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "PYTHONHASHSEED": seed})
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("nightly selection",
-                                                                           "  "))]
-    return lines, done.stdout.splitlines()[-1]
+    return subprocess.Popen([sys.executable, "-c", probe], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": seed})
 
 
-def test_the_same_machine_gets_the_same_plan_and_planning_imports_no_tensorflow() -> None:
-    first, said = _plan_lines("1")
-    second, _ = _plan_lines("2")
+def _plan_lines(planning: subprocess.Popen[str]) -> tuple[list[str], str]:
+    """The plan's lines, and whether TensorFlow was imported there."""
+    out, _ = planning.communicate(timeout=600)
+    lines = [line for line in out.splitlines() if line.startswith(("nightly selection", "  "))]
+    return lines, out.splitlines()[-1]
+
+
+def test_the_same_machine_gets_the_same_plan_and_planning_imports_no_tensorflow(
+        tmp_path: Path) -> None:
+    # Both at once: each is one process's work, and the machine has two cores.
+    runs = [_planning(seed, tmp_path / seed) for seed in ("1", "2")]
+    (first, said), (second, _) = (_plan_lines(run) for run in runs)
     assert first and first == second
     assert "pair coverage 100.0%" in first[0] and "8xNVIDIA_H100_assumed" in first[0]
     assert said == "tensorflow imported: False 0"

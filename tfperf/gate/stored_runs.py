@@ -3,8 +3,9 @@ it. The store keeps documents; this module turns them into the gate's runs and b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tfperf.gate import history
 from tfperf.gate.history import Run
@@ -38,9 +39,16 @@ def session_row(session: str, kind: str, tier: str, machine_key: str) -> Session
     return SessionRow(session, kind, tier, machine_key, history.commit(), history.now())
 
 
-def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run]) -> int:
-    """Add the session's runs the store does not have yet."""
-    return store.add_runs(row, [r.to_json() for r in runs])
+def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
+              figures: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+    """Add the session's runs the store does not have yet, each with the case's reported
+    figures (`figures`: case id -> pytest-benchmark's extra_info) that are single values:
+    MFU, compile time, step times, time to the first step..."""
+    figures = figures or {}
+    return store.add_runs(row, [
+        {**r.to_json(), "figures": {key: value for key, value in figures.get(r.case_id, {}).items()
+                                    if isinstance(value, str | int | float | bool | None)}}
+        for r in runs])
 
 
 def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:
@@ -82,8 +90,9 @@ class Keeper:
     def of(cls, store: ResultsStore, session: str, kind: str, tier: str, key: str) -> Keeper:
         return cls(store, session_row(session, kind, tier, key))
 
-    def runs(self, runs: Iterable[Run]) -> int:
-        return keep_runs(self.store, self.row, runs)
+    def runs(self, runs: Iterable[Run],
+             figures: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+        return keep_runs(self.store, self.row, runs, figures)
 
     def failures(self, failures: Sequence[FailureRow]) -> int:
         return self.store.add_failures(self.row, failures)

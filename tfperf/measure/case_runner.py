@@ -192,7 +192,7 @@ class CaseRunner:
         if not runs:
             return None
         if self.keeper is not None:
-            self.keeper.runs(runs)
+            self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
         return history.History(self.options.history_dir).keep(
             self.session, self.options.tier.label, self.machine.key(), runs)
 

@@ -40,6 +40,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class NoServer(RuntimeError):
+    """No PostgreSQL server is installed on this machine."""
+
+
 @dataclass(frozen=True)
 class Server:
     port: int
@@ -59,11 +63,11 @@ class Server:
 
 @contextlib.contextmanager
 def running_server() -> Iterator[Server]:
-    """A fresh server in a temporary folder, stopped and removed on exit. RuntimeError when
-    no server is installed."""
+    """A fresh server in a temporary folder, stopped and removed on exit. NoServer when none is
+    installed; RuntimeError, with the server's log, when it does not start."""
     bin_dir = _bin_dir()
     if bin_dir is None:
-        raise RuntimeError("no PostgreSQL server installed (./run test installs Debian's "
+        raise NoServer("no PostgreSQL server installed (./run test installs Debian's "
                            "postgresql)")
     folder = Path(tempfile.mkdtemp(prefix="tfperf-postgres-"))
     data, sockets = folder / "data", folder / "sockets"
@@ -71,16 +75,26 @@ def running_server() -> Iterator[Server]:
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
         shutil.chown(sockets, "postgres")
-    port = _free_port()
     subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", _USER,
                                     "-A", "trust", "--no-sync", "-E", "UTF8"]),
                    check=True, capture_output=True, timeout=120)
-    # fsync off: the tests kill clients, not the server, and a durable disk write per commit
-    # would only slow them.
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options,
-                                    "-l", str(folder / "server.log"), "-w", "start"]),
-                   check=True, capture_output=True, timeout=120)
+    log = folder / "server.log"
+    for attempt in range(3):
+        # A free port is only free until someone takes it (another test session starting its
+        # own server, say): a port taken meanwhile is tried again with another.
+        port = _free_port()
+        # fsync off: the tests kill clients, not the server, and a durable disk write per
+        # commit would only slow them.
+        options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
+        started = subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data),
+                                                  "-o", options, "-l", str(log), "-w",
+                                                  "start"]), capture_output=True, timeout=180)
+        if started.returncode == 0:
+            break
+        said = log.read_text(errors="replace") if log.exists() else started.stderr.decode()
+        if "could not bind" not in said or attempt == 2:
+            raise RuntimeError(f"PostgreSQL did not start (pg_ctl exit {started.returncode}):\n"
+                               f"{said[-2000:]}")
     try:
         yield Server(port)
     finally:
@@ -94,7 +108,7 @@ def postgres() -> Iterator[Server]:
     try:
         with running_server() as server:
             yield server
-    except RuntimeError as error:
+    except NoServer as error:
         if os.environ.get("CI"):
             pytest.fail(str(error))  # CI must test the real server, never skip it
         pytest.skip(str(error))

@@ -81,40 +81,31 @@ class ResultsStore:
                 machine_key=session.machine_key, commit=session.commit,
                 started=session.started, source=session.source))
 
-    def _cases(self, connection: sa.Connection, table: sa.Table, session_id: str) -> set[str]:
-        return set(connection.execute(sa.select(table.c.case_id).where(
-            table.c.session_id == session_id)).scalars())
+    def _add(self, table: sa.Table, session: SessionRow, rows: list[dict[str, Any]]) -> int:
+        """Insert the rows whose case the session has none of in `table` yet, in one
+        transaction with the session's own row; how many."""
+        with self.engine.begin() as connection:
+            self._session(connection, session)
+            have = set(connection.execute(sa.select(table.c.case_id).where(
+                table.c.session_id == session.id)).scalars())
+            new = [row for row in rows if row["case_id"] not in have]
+            if new:
+                connection.execute(table.insert(), new)
+        return len(new)
 
     def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]]) -> int:
         """Add the session's runs (tfperf.gate.history.Run's JSON) it does not have yet; how
         many were added."""
-        with self.engine.begin() as connection:
-            self._session(connection, session)
-            have = self._cases(connection, tables.runs, session.id)
-            rows = [_run_row(session, d) for d in documents if d["case_id"] not in have]
-            if rows:
-                connection.execute(tables.runs.insert(), rows)
-        return len(rows)
+        return self._add(tables.runs, session, [_run_row(session, d) for d in documents])
 
     def add_failures(self, session: SessionRow, failures: Iterable[FailureRow]) -> int:
-        with self.engine.begin() as connection:
-            self._session(connection, session)
-            have = self._cases(connection, tables.failures, session.id)
-            rows = [{"session_id": session.id, "machine_key": session.machine_key,
-                     **vars(f)} for f in failures if f.case_id not in have]
-            if rows:
-                connection.execute(tables.failures.insert(), rows)
-        return len(rows)
+        return self._add(tables.failures, session, [
+            {"session_id": session.id, "machine_key": session.machine_key, **vars(f)}
+            for f in failures])
 
     def add_ab_cases(self, session: SessionRow, cases: Iterable[ABCaseRow]) -> int:
-        with self.engine.begin() as connection:
-            self._session(connection, session)
-            have = self._cases(connection, tables.ab_cases, session.id)
-            rows = [{"session_id": session.id, **vars(c), "document": dict(c.document)}
-                    for c in cases if c.case_id not in have]
-            if rows:
-                connection.execute(tables.ab_cases.insert(), rows)
-        return len(rows)
+        return self._add(tables.ab_cases, session, [
+            {"session_id": session.id, **vars(c), "document": dict(c.document)} for c in cases])
 
     def runs(self, *, case_ids: Sequence[str] | None = None, machine_key: str | None = None,
              exclude_session: str | None = None) -> list[dict[str, Any]]:
@@ -129,21 +120,24 @@ class ResultsStore:
         with self.engine.connect() as connection:
             return [dict(d) for d in connection.execute(query).scalars()]
 
-    def failures(self, session_id: str | None = None) -> list[FailureRow]:
-        columns = [tables.failures.c[name] for name in FailureRow.__dataclass_fields__]
-        query = sa.select(*columns).order_by(tables.failures.c.when, tables.failures.c.id)
+    def _rows(self, table: sa.Table, fields: Iterable[str], session_id: str | None
+              ) -> list[sa.Row[Any]]:
+        query = sa.select(*(table.c[name] for name in fields)).order_by(table.c.when,
+                                                                         table.c.id)
         if session_id is not None:
-            query = query.where(tables.failures.c.session_id == session_id)
+            query = query.where(table.c.session_id == session_id)
         with self.engine.connect() as connection:
-            return [FailureRow(*row) for row in connection.execute(query)]
+            return list(connection.execute(query))
+
+    def failures(self, session_id: str | None = None) -> list[FailureRow]:
+        """Every failure (of one session), oldest first."""
+        return [FailureRow(**row._mapping) for row in self._rows(
+            tables.failures, FailureRow.__dataclass_fields__, session_id)]
 
     def ab_cases(self, session_id: str | None = None) -> list[ABCaseRow]:
-        columns = [tables.ab_cases.c[name] for name in ABCaseRow.__dataclass_fields__]
-        query = sa.select(*columns).order_by(tables.ab_cases.c.when, tables.ab_cases.c.id)
-        if session_id is not None:
-            query = query.where(tables.ab_cases.c.session_id == session_id)
-        with self.engine.connect() as connection:
-            return [ABCaseRow(*row) for row in connection.execute(query)]
+        """Every A/B case (of one session), oldest first."""
+        return [ABCaseRow(**row._mapping) for row in self._rows(
+            tables.ab_cases, ABCaseRow.__dataclass_fields__, session_id)]
 
     def sessions(self) -> list[SessionRow]:
         columns = [tables.sessions.c[name] for name in SessionRow.__dataclass_fields__]

@@ -5,9 +5,19 @@ choice of columns."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+
+def _row_of_a_session() -> list[sa.Column[Any]]:
+    """The columns every per-case table starts with: its own id, its session, its case."""
+    return [sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
+            sa.Column("case_id", sa.String(400), nullable=False)]
+
 
 # One `pytest perf/` session (kind "measured" or "ab"), or a file the importer read.
 sessions = sa.Table(
@@ -23,10 +33,7 @@ sessions = sa.Table(
 
 # A measured case's run, as the gate reads it (tfperf.gate.history.Run's JSON).
 runs = sa.Table(
-    "runs", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
-    sa.Column("case_id", sa.String(400), nullable=False),
+    "runs", metadata, *_row_of_a_session(),
     sa.Column("machine_key", sa.String(200), nullable=False),
     sa.Column("when", sa.String(40), nullable=False),
     sa.Column("tensorflow", sa.String(80), nullable=False),
@@ -41,10 +48,7 @@ runs = sa.Table(
 
 # A case that did not finish (or failed a check): its cause, the phase it was in, its log.
 failures = sa.Table(
-    "failures", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
-    sa.Column("case_id", sa.String(400), nullable=False),
+    "failures", metadata, *_row_of_a_session(),
     sa.Column("machine_key", sa.String(200), nullable=False),
     sa.Column("when", sa.String(40), nullable=False),
     sa.Column("cause", sa.String(40), nullable=False),
@@ -58,10 +62,7 @@ failures = sa.Table(
 
 # An A/B session's case: its verdict and interval, and the whole case with its pairs.
 ab_cases = sa.Table(
-    "ab_cases", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("session_id", sa.String(120), sa.ForeignKey("sessions.id"), nullable=False),
-    sa.Column("case_id", sa.String(400), nullable=False),
+    "ab_cases", metadata, *_row_of_a_session(),
     sa.Column("when", sa.String(40), nullable=False),
     sa.Column("verdict", sa.String(40), nullable=False),
     sa.Column("ratio", sa.Float),

@@ -4,7 +4,6 @@ and an A/B session's ratios with their intervals."""
 from __future__ import annotations
 
 import datetime
-import statistics
 from collections.abc import Sequence
 from itertools import groupby, pairwise
 from typing import Any
@@ -16,14 +15,13 @@ from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
 from tfperf.dashboard.site_data import ABCase, Failure, Point
+from tfperf.gate.statistics import GateSettings
 
 # A verdict that deserves a colour of its own; every other point takes its machine's.
 VERDICT_COLOURS = {"regression": "#c44e52", "not confirmed": "#dd8452", "waived": "#937860",
                    "faster: baseline stale": "#55a868"}
 AB_COLOURS = {"slower": "#c44e52", "faster": "#55a868", "same": "#4c72b0",
               "undecided": "#8c8c8c"}
-# The band around a stretch of one TensorFlow build: its median, +- this many robust sigmas.
-BAND_SIGMAS = 3.0
 TOOLS = "pan,box_zoom,reset,save"
 
 
@@ -32,10 +30,23 @@ def _ms(moments: Sequence[datetime.datetime]) -> Any:
     return np.array([m.timestamp() * 1000 for m in moments])
 
 
-def _band(values: Sequence[float]) -> tuple[float, float]:
-    centre = statistics.median(values)
-    sigma = 1.4826 * statistics.median(abs(v - centre) for v in values)
-    return centre - BAND_SIGMAS * sigma, centre + BAND_SIGMAS * sigma
+def _bands(values: Sequence[float], settings: GateSettings) -> tuple[list[float], list[float]]:
+    """The band the gate would not flag, at each run: around the median of the previous
+    `history_limit` runs of the same build, `z` robust sigmas or the effect floor, whichever is
+    wider (tfperf.gate.statistics; the first run of a build has only itself)."""
+    data = np.asarray(values, dtype=float)
+    limit = settings.history_limit
+    centres, sigmas = np.empty(len(data)), np.empty(len(data))
+    for i in range(min(limit, len(data))):  # the first runs: a shorter history
+        window = data[:i] if i else data[:1]
+        centres[i] = np.median(window)
+        sigmas[i] = 1.4826 * np.median(np.abs(window - centres[i]))
+    if len(data) > limit:  # the rest at once: each run's previous `limit` runs
+        windows = np.lib.stride_tricks.sliding_window_view(data[:-1], limit)
+        centres[limit:] = np.median(windows, axis=1)
+        sigmas[limit:] = 1.4826 * np.median(np.abs(windows - centres[limit:, None]), axis=1)
+    half = np.maximum(settings.z * sigmas, settings.floor * centres)
+    return list(centres - half), list(centres + half)
 
 
 def _build(point: Point) -> tuple[str, str]:
@@ -43,7 +54,7 @@ def _build(point: Point) -> tuple[str, str]:
 
 
 def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
-    """Examples/s by date, one line per machine key with its band per TensorFlow build, the
+    """Examples/s by date, one line per machine key with the gate's band (per TensorFlow build), the
     build's changes marked on the axis, each verdict coloured, failures as crosses below.
     Renderers are shared across machines where they can be: a page's build time grows with
     its number of Bokeh models, and a fleet's dashboard has hundreds of pages."""
@@ -63,10 +74,9 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         low: list[float] = []
         high: list[float] = []
         for _, stretch in groupby(mine, key=_build):
-            values = [p.examples_per_sec for p in stretch]
-            band = _band(values)
-            low += [band[0]] * len(values)
-            high += [band[1]] * len(values)
+            band = _bands([p.examples_per_sec for p in stretch], GateSettings())
+            low += band[0]
+            high += band[1]
         source = ColumnDataSource({"when": _ms([p.when for p in mine]),
                                    "eps": np.array([p.examples_per_sec for p in mine]),
                                    "low": np.array(low), "high": np.array(high)})

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tfperf.ab import sides
-from tfperf.cases import catalog
+from tfperf.cases import catalog, requirements
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.gate import history
 from tfperf.gate import rules as gate_rules
@@ -144,7 +144,11 @@ def _progress(session: pytest.Session, perf: PerfSession) -> Progress | None:
     if reporter is None or session.config.get_verbosity() < -1:
         return None
     plan = perf.plan
-    total = len(plan.run) if plan is not None else len(session.items)
+    cases = [item.callspec.params["perf_case"] for item in session.items  # type: ignore[attr-defined]
+             if "perf_case" in getattr(getattr(item, "callspec", None), "params", {})]
+    # The cases that will run: those this machine cannot run are skipped before they start.
+    total = len(plan.run) if plan is not None else sum(
+        requirements.skip_reason(case, perf.machine) is None for case in cases)
     estimates = {case.id: s for case, s in plan.seconds.items()} if plan is not None else {}
     return Progress(total, estimates, perf.options.plan.budget_s,
                     _Terminal(session.config, reporter), live=bool(reporter.isatty),

@@ -86,12 +86,16 @@ class ResultsStore:
         transaction with the session's own row; how many."""
         with self.engine.begin() as connection:
             self._session(connection, session)
-            have = set(connection.execute(sa.select(table.c.case_id).where(
-                table.c.session_id == session.id)).scalars())
+            have = _case_ids(connection, table, session.id)
             new = [row for row in rows if row["case_id"] not in have]
             if new:
                 connection.execute(table.insert(), new)
         return len(new)
+
+    def case_ids(self, table: sa.Table, session_id: str) -> set[str]:
+        """The cases one session has rows of in `table` (tables.runs, .failures, .ab_cases)."""
+        with self.engine.connect() as connection:
+            return _case_ids(connection, table, session_id)
 
     def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]]) -> int:
         """Add the session's runs (tfperf.gate.history.Run's JSON) it does not have yet; how
@@ -150,6 +154,11 @@ class ResultsStore:
             return {table.name: int(connection.execute(
                 sa.select(sa.func.count()).select_from(table)).scalar_one())
                 for table in (tables.sessions, tables.runs, tables.failures, tables.ab_cases)}
+
+
+def _case_ids(connection: sa.Connection, table: sa.Table, session_id: str) -> set[str]:
+    return set(connection.execute(sa.select(table.c.case_id).where(
+        table.c.session_id == session_id)).scalars())
 
 
 def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]:

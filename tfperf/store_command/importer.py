@@ -14,7 +14,7 @@ from tfperf.ab import session_file, session_report
 from tfperf.gate import history, schemas, stored_runs
 from tfperf.gate.files import StoreError, read_json
 from tfperf.ground.failures import CAUSES, CaseFailure
-from tfperf.results import formats
+from tfperf.results import formats, tables
 from tfperf.results.results_store import ResultsStore, SessionRow
 
 
@@ -93,11 +93,10 @@ def write(store: ResultsStore, kept: Kept) -> int:
 
 
 def missing(store: ResultsStore, kept: Kept) -> list[str]:
-    """The file's cases the store does not hold (empty once the import is done)."""
-    session = str(kept.data["session"])
-    if kept.session.kind == "measured":
-        have = {(d["session"], d["case_id"]) for d in store.runs(
-            case_ids=[r["case_id"] for r in kept.data["runs"]])}
-        return [r["case_id"] for r in kept.data["runs"] if (session, r["case_id"]) not in have]
-    stored = {c.case_id for c in store.ab_cases(session)}
-    return [c["case_id"] for c in kept.data["cases"] if c["case_id"] not in stored]
+    """The file's cases the store does not hold (empty once the import is done): one query of
+    the session's case ids, not of every stored run of its cases (a year's history is
+    imported a file at a time)."""
+    measured = kept.session.kind == "measured"
+    stored = store.case_ids(tables.runs if measured else tables.ab_cases, kept.session.id)
+    return [item["case_id"] for item in kept.data["runs" if measured else "cases"]
+            if item["case_id"] not in stored]

@@ -177,6 +177,8 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     (("--perf-ab-floor=2",), "ERROR: --perf-ab-floor: only with --perf-baseline (an A/B comparison)"),
     (("--perf-baseline=current", "--perf-ab-floor=80"),
      "ERROR: --perf-ab-floor: '80' is not a percentage above 0 and below 50"),
+    (("--perf-baseline=current", "--perf-ab-confidence=100"),
+     "ERROR: --perf-ab-confidence: '100' is not a percentage from 50 to below 100"),
     (("--perf-baseline=current", "--perf-ab-pairs=9:3"),
      "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
     (("--perf-baseline=current", "--perf-ab-duets=3"),
@@ -210,6 +212,18 @@ def test_bad_specs_and_options_are_one_line_before_any_case(
     assert len(errors) == 1, result.errlines
     result.stderr.fnmatch_lines([message])
     assert not list(suite.path.glob(".perf-results/logs/tinycnn-*.log"))
+
+
+def test_a_session_id_given_by_its_caller_must_name_a_file(
+        make_suite: MakeSuite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tfperf-bisect names each step's session ($TFPERF_SESSION_ID), and finds its A/B file by
+    it: a name that is not a plain file name stops the session before any case."""
+    suite = make_suite("tinycnn")
+    monkeypatch.setenv("TFPERF_SESSION_ID", "../elsewhere")
+    result = suite.runpytest(*CASE, "--perf-baseline=current")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: $TFPERF_SESSION_ID: '../elsewhere' is not a session id "
+                                 "(letters, digits, '.', '_' and '-', at most 100)"])
 
 
 def test_the_tensorflow_under_test_is_the_one_named(make_suite: MakeSuite) -> None:

@@ -12,6 +12,7 @@ from typing import Any, cast
 import pytest
 
 from tfperf.ab import tfperf_ab as ab_command
+from tfperf.bisect import tfperf_bisect as bisect_command
 from tfperf.gate import refresh
 from tfperf.gate import tfperf_gate as gate_command
 from tfperf.options import perf as options
@@ -44,6 +45,12 @@ def _argparse_options(parser: argparse.ArgumentParser) -> list[str]:
             if action.help != argparse.SUPPRESS]
 
 
+def _verb(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+    (verbs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = verbs.choices[verb]
+    return found
+
+
 def _help(*command: str) -> str:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -60,7 +67,15 @@ def _help(*command: str) -> str:
      lambda: _argparse_options(ab_command._parser())),
     ((sys.executable, "-m", "tfperf.store_command.tfperf_store", "--help"),
      lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade"]),
-], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store"])
+    ((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "--help"),
+     lambda: [*_argparse_options(bisect_command._parser()), "releases", "nightlies", "specs",
+              "commits", "after-ab", "issue"]),
+    *(((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", verb, "--help"),
+       lambda verb=verb: _argparse_options(_verb(bisect_command._parser(), verb)))
+      for verb in ("releases", "nightlies", "specs", "commits", "after-ab", "issue")),
+], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store", "tfperf-bisect",
+        *(f"tfperf-bisect-{verb}" for verb in ("releases", "nightlies", "specs", "commits",
+                                                "after-ab", "issue"))])
 def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
     text = _help(*command)
     names = expected()

@@ -53,7 +53,8 @@ def test_eight_sessions_write_to_one_store_at_once_and_nothing_is_lost_or_double
         assert writer.returncode == 0 and out.strip() == "done", err
     store = ResultsStore.open(store_url)
     try:
-        assert store.counts() == {"sessions": 8, "runs": 200, "failures": 8, "ab_cases": 0}
+        assert store.counts() == {"sessions": 8, "runs": 200, "failures": 8, "ab_cases": 0,
+                                  "bisects": 0}
         runs = store.runs()
         assert sorted((r["session"], r["case_id"]) for r in runs) == sorted(
             (f"session-{i}", f"case-{c:03d}") for i in range(8) for c in range(25))
@@ -76,7 +77,8 @@ def test_a_writer_killed_mid_write_leaves_the_store_as_it_was(store_url: str) ->
         held.communicate()
     store = ResultsStore.open(store_url)
     try:
-        assert store.counts() == {"sessions": 1, "runs": 5, "failures": 1, "ab_cases": 0}
+        assert store.counts() == {"sessions": 1, "runs": 5, "failures": 1, "ab_cases": 0,
+                                  "bisects": 0}
         if store_url.startswith("sqlite"):
             with store.engine.connect() as connection:
                 assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
@@ -92,7 +94,7 @@ def test_a_store_at_a_newer_schema_is_refused_and_left_untouched(store_url: str)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(StoreUnavailable, match=r"is at schema revision 9999, newer than this "
-                                               r"tfperf's 0002: upgrade tfperf"):
+                                               r"tfperf's 0003: upgrade tfperf"):
         ResultsStore.open(store_url)
     with engine.connect() as connection:
         assert database.current(connection) == "9999"
@@ -109,10 +111,11 @@ def test_a_store_of_an_older_schema_is_migrated_forward_keeping_every_row(store_
     store = ResultsStore.open(store_url)  # brought to the newest schema here
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0002"
+            assert database.current(connection) == database.head() == "0003"
             indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}
         assert "runs_by_case_and_machine" in indexes and "runs_by_case" not in indexes
-        assert store.counts() == {"sessions": 1, "runs": 4, "failures": 1, "ab_cases": 0}
+        assert store.counts() == {"sessions": 1, "runs": 4, "failures": 1, "ab_cases": 0,
+                                  "bisects": 0}
     finally:
         store.close()
 
@@ -156,7 +159,7 @@ def test_a_session_whose_store_cannot_be_used_stops_before_any_case(
     refused = pytester.runpytest_subprocess(*select, f"--perf-store={newer}")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["ERROR: results store sqlite:///* is at schema revision f00d, "
-                                  "newer than this tfperf's 0002: upgrade tfperf to use it"])
+                                  "newer than this tfperf's 0003: upgrade tfperf to use it"])
     for result in (unreachable, refused):
         assert "passed" not in result.stdout.str() and not list(
             (pytester.path / ".perf-results").rglob("tinycnn-*.log"))  # no worker started

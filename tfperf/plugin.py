@@ -15,6 +15,7 @@ from tfperf.cases import matrix, requirements, xla_modes
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
+from tfperf.gate import history
 from tfperf.gate.files import StoreError
 from tfperf.ground import project
 from tfperf.ground.machine import detect
@@ -56,7 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
-    config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs, layout)
+    try:
+        session_id = history.session_id()
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs, layout,
+                                        session_id=session_id)
     hypothesis_profiles.choose(config, parsed.tier)
 
 

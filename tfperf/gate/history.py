@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import functools
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -135,6 +136,19 @@ def read_session(path: Path, data: Mapping[str, Any] | None = None) -> list[Run]
     return [Run.from_json(run) for run in data["runs"]]
 
 
+# A session id its caller chose (tfperf-bisect names each step's session so that it finds the
+# step's A/B file); letters, digits, '.', '_' and '-' only, since it names files.
+SESSION_ID_ENV = "TFPERF_SESSION_ID"
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
 def session_id() -> str:
+    """A new session's id: $TFPERF_SESSION_ID if set, else the time and this process."""
+    chosen = os.environ.get(SESSION_ID_ENV)
+    if chosen is not None:
+        if not _SAFE_ID.fullmatch(chosen):
+            raise ValueError(f"${SESSION_ID_ENV}: {chosen!r} is not a session id (letters, "
+                             "digits, '.', '_' and '-', at most 100)")
+        return chosen
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     return f"{stamp}-{os.getpid()}"

@@ -42,6 +42,11 @@ def add(group: Any) -> None:
     group.addoption("--perf-ab-floor", metavar="PERCENT",
                     help="The least change an A/B verdict calls slower or faster (default: "
                          f"{defaults.floor * 100:g}%%).")
+    group.addoption("--perf-ab-confidence", metavar="PERCENT",
+                    help="The chance that a case's intervals hold the true B/A at every look "
+                         "together, so that a decided verdict is wrong at most 100 - PERCENT "
+                         f"of the time (default: {(1 - defaults.alpha) * 100:g}%%; tfperf-bisect "
+                         "sets it per step).")
     group.addoption("--perf-ab-pairs", metavar="MIN:MAX",
                     help="Pairs of rounds per case: judged at MIN, then each time the pairs "
                          "double, and at MAX (default: "
@@ -69,7 +74,7 @@ def _variables(items: list[str]) -> dict[str, str]:
 
 
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
-              duets: str | None, relay: str | None) -> ABSettings:
+              duets: str | None, relay: str | None, confidence: str | None = None) -> ABSettings:
     defaults = ABSettings()
 
     def min_max(text: str) -> tuple[int, int]:
@@ -82,6 +87,9 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         floor=number("--perf-ab-floor", floor, defaults.floor,
                       lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0 < v < 0.5,
                       "a percentage above 0 and below 50"),
+        alpha=1 - number("--perf-ab-confidence", confidence, 1 - defaults.alpha,
+                         lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0.5 <= v < 1,
+                         "a percentage from 50 to below 100"),
         min_pairs=least, max_pairs=most,
         turn_s=number("--perf-ab-turn", turn, defaults.turn_s, float, lambda v: 0 <= v <= 60,
                        "a number of seconds from 0 to 60"),
@@ -104,7 +112,9 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
     baseline = get("perf_baseline") or os.environ.get(BASELINE_ENV) or None
     comparing = {"--perf-baseline-env": get("perf_baseline_env"),
                  "--perf-baseline-workloads": get("perf_baseline_workloads"),
-                 "--perf-ab-floor": get("perf_ab_floor"), "--perf-ab-pairs": get("perf_ab_pairs"),
+                 "--perf-ab-floor": get("perf_ab_floor"),
+                 "--perf-ab-confidence": get("perf_ab_confidence"),
+                 "--perf-ab-pairs": get("perf_ab_pairs"),
                  "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets"),
                  "--perf-ab-relay": get("perf_ab_relay")}
     if baseline is None:
@@ -120,5 +130,6 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline_env=_variables(get("perf_baseline_env")),
         baseline_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
-                           get("perf_ab_duets"), get("perf_ab_relay")),
+                           get("perf_ab_duets"), get("perf_ab_relay"),
+                           get("perf_ab_confidence")),
     )

@@ -50,6 +50,19 @@ class ABCaseRow:
     document: Mapping[str, Any]
 
 
+@dataclass(frozen=True)
+class BisectRow:
+    id: str
+    when: str
+    machine_key: str
+    case_id: str
+    kind: str  # "tensorflow" or "commits"
+    outcome: str
+    culprit: str | None
+    last_good: str | None
+    document: Mapping[str, Any]
+
+
 class ResultsStore:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
@@ -111,6 +124,25 @@ class ResultsStore:
         return self._add(tables.ab_cases, session, [
             {"session_id": session.id, **vars(c), "document": dict(c.document)} for c in cases])
 
+    def add_bisect(self, bisect: BisectRow) -> bool:
+        """Keep a bisection; False if one of its id is kept already (it is left as it was)."""
+        with self.engine.begin() as connection:
+            if connection.execute(sa.select(tables.bisects.c.id).where(
+                    tables.bisects.c.id == bisect.id)).first() is not None:
+                return False
+            connection.execute(tables.bisects.insert().values(
+                **{**vars(bisect), "document": dict(bisect.document)}))
+        return True
+
+    def bisects(self, case_id: str | None = None) -> list[BisectRow]:
+        """Every bisection (of one case), oldest first."""
+        query = sa.select(*(tables.bisects.c[name] for name in BisectRow.__dataclass_fields__)
+                          ).order_by(tables.bisects.c.when, tables.bisects.c.id)
+        if case_id is not None:
+            query = query.where(tables.bisects.c.case_id == case_id)
+        with self.engine.connect() as connection:
+            return [BisectRow(**row._mapping) for row in connection.execute(query)]
+
     def runs(self, *, case_ids: Sequence[str] | None = None, machine_key: str | None = None,
              exclude_session: str | None = None) -> list[dict[str, Any]]:
         """Stored runs (their documents) of measured sessions, oldest first."""
@@ -153,7 +185,8 @@ class ResultsStore:
         with self.engine.connect() as connection:
             return {table.name: int(connection.execute(
                 sa.select(sa.func.count()).select_from(table)).scalar_one())
-                for table in (tables.sessions, tables.runs, tables.failures, tables.ab_cases)}
+                for table in (tables.sessions, tables.runs, tables.failures, tables.ab_cases,
+                              tables.bisects)}
 
 
 def _case_ids(connection: sa.Connection, table: sa.Table, session_id: str) -> set[str]:

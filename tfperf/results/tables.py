@@ -72,3 +72,19 @@ ab_cases = sa.Table(
     sa.Column("document", sa.JSON, nullable=False),
     sa.UniqueConstraint("session_id", "case_id", name="one_ab_case_per_session"),
 )
+
+# A bisection (tfperf-bisect): what it followed, how it ended, and its whole report. Its steps'
+# A/B sessions are kept as every A/B session is (sessions, ab_cases).
+bisects = sa.Table(
+    "bisects", metadata,
+    sa.Column("id", sa.String(120), primary_key=True),
+    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("machine_key", sa.String(200), nullable=False),
+    sa.Column("case_id", sa.String(400), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # "tensorflow" or "commits"
+    sa.Column("outcome", sa.String(40), nullable=False),
+    sa.Column("culprit", sa.Text),
+    sa.Column("last_good", sa.Text),
+    sa.Column("document", sa.JSON, nullable=False),
+    sa.Index("bisects_by_case", "case_id", "when"),
+)

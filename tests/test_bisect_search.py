@@ -1,0 +1,131 @@
+"""The bisection's search and its error budget, without sessions: which step compares what, how
+skipped, undecided and out-of-time steps end it, and, by simulating every step's A/B session
+through the verdict code itself, that a named culprit is wrong at most 5% of the time when it
+slows the case by twice the A/B floor. The real sessions: test_bisect.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tfperf.bisect import levels, search, simulate
+from tfperf.bisect.levels import Level
+from tfperf.bisect.search import Judged, Unusable
+from tfperf.options.ab_settings import ABSettings
+
+FLOOR = 0.015
+
+
+def _exact(speeds: list[float], unusable: frozenset[int] = frozenset(),
+           undecided: frozenset[int] = frozenset()) -> search.Judge:
+    """A judge that knows the truth: B/A exactly, an interval of +-0.5%."""
+
+    def judge(candidate: int, against: int, level: Level) -> search.Result:
+        if candidate in unusable:
+            return Unusable("does not build")
+        ratio = speeds[candidate] / speeds[against]
+        low, high = ratio - 0.005, ratio + 0.005
+        status = ("undecided" if candidate in undecided else "slower" if high < 1 - level.floor
+                  else "faster" if low > 1 + level.floor else "same")
+        return Judged(status, ratio, low, high, 16, 1.0)
+
+    return judge
+
+
+@pytest.mark.parametrize("culprit", range(1, 16))
+def test_every_culprit_of_sixteen_is_found_in_the_planned_steps(culprit: int) -> None:
+    speeds = simulate.profile(16, {culprit: 0.10})
+    found = search.run(16, _exact(speeds), FLOOR)
+    assert found.outcome == search.FOUND and found.culprit == culprit
+    assert found.good == culprit - 1
+    assert len(found.steps) <= found.planned == 1 + math.ceil(math.log2(15))
+    assert found.steps[0].role == search.CONFIRM and found.steps[0].candidate == 15
+    assert all(s.against == 0 for s in found.steps[:2])  # each step against the good end
+    # The confirmation admits a slowdown of at least 9.5%: the steps' floor is half of it.
+    assert found.floor == pytest.approx((1 - (1 / 1.1 + 0.005)) / 2)
+
+
+def test_a_change_below_the_steps_floor_is_passed_over_and_named() -> None:
+    # 16 commits: a 2% change at 4, a 10% one at 11 (the self-test's and the proof's history).
+    speeds = simulate.profile(16, {4: 0.02, 11: 0.10})
+    found = search.run(16, _exact(speeds), FLOOR)
+    assert found.culprit == 11
+    below = found.below_floor()
+    assert below and all(s.against < 4 <= s.candidate for s in below)
+
+
+def test_skipped_candidates_are_passed_over_and_a_range_of_only_skipped_ones_is_said() -> None:
+    speeds = simulate.profile(8, {5: 0.10})
+    found = search.run(8, _exact(speeds, frozenset({3})), FLOOR)
+    assert found.culprit == 5 and found.skipped == {3: "does not build"}
+    assert [s.candidate for s in found.steps] == [7, 3, 4, 5]
+    found = search.run(8, _exact(speeds, frozenset({4, 5, 6})), FLOOR)
+    assert found.outcome == search.SKIPPED_ALL and (found.good, found.bad) == (3, 7)
+    assert set(found.skipped) == {4, 5, 6}
+
+
+def test_an_undecided_step_stops_with_the_range_it_could_not_split() -> None:
+    speeds = simulate.profile(16, {11: 0.10})
+    found = search.run(16, _exact(speeds, undecided=frozenset({9})), FLOOR)
+    assert found.outcome == search.UNSPLIT and found.culprit is None
+    assert found.good < 11 <= found.bad
+
+
+def test_ends_that_are_not_apart_and_an_end_that_fails_stop_at_the_confirmation() -> None:
+    for speeds in (simulate.profile(8, {}), simulate.profile(8, {3: -0.2})):  # same; faster
+        found = search.run(8, _exact(speeds), FLOOR)
+        assert found.outcome == search.NOT_APART and len(found.steps) == 1
+    found = search.run(8, _exact(simulate.profile(8, {3: 0.1}), frozenset({7})), FLOOR)
+    assert found.outcome == search.END_FAILED
+
+
+def test_no_step_starts_once_the_budget_is_spent() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 100.0  # each look at the clock: 100 s later
+        return now[0]
+
+    found = search.run(16, _exact(simulate.profile(16, {11: 0.1})), FLOOR, budget_s=250,
+                       clock=clock)
+    assert found.outcome == search.OUT_OF_TIME and found.culprit is None
+    assert found.good < 11 <= found.bad and len(found.steps) < found.planned
+
+
+def test_each_compares_every_candidate_with_the_last_one_measured() -> None:
+    speeds = simulate.profile(6, {2: 0.1, 4: -0.1})
+    found = search.each(6, _exact(speeds, frozenset({3})), FLOOR)
+    assert [(s.candidate, s.against) for s in found.steps] == [(1, 0), (2, 1), (3, 2), (4, 2),
+                                                               (5, 4)]
+    assert [s.result.verdict if isinstance(s.result, Judged) else "skipped"
+            for s in found.steps] == ["same", "slower", "skipped", "faster", "same"]
+    assert {s.level.alpha for s in found.steps} == {levels.ERROR / 5}
+
+
+def test_the_levels_spend_at_most_the_error_however_many_verdicts_skips_force() -> None:
+    for count in (2, 3, 9, 16, 17, 100):
+        planned = levels.planned_verdicts(count)
+        spent = sum(levels.step_alpha(n, planned) for n in range(1, planned + 60))
+        assert spent <= levels.ERROR * (1 + 1e-12)
+    assert levels.planned_verdicts(16) == 5 and levels.step_alpha(1, 5) == pytest.approx(0.05 / 6)
+    assert levels.step_floor(0.88, 0.015) == pytest.approx(0.06)
+    assert levels.step_floor(0.98, 0.015) == 0.015
+
+
+# The A/B grid's conditions (docs/ab.md): per-pair SD and a worker process's own offset.
+NOISE = [simulate.Noise(0.015, 0.01), simulate.Noise(0.02, 0.009), simulate.Noise(0.035, 0.006)]
+
+
+@pytest.mark.parametrize("noise", NOISE, ids=lambda n: f"pair{n.pair_sd}-duet{n.duet_sd}")
+def test_a_culprit_of_twice_the_floor_is_named_wrongly_at_most_5_percent(
+        noise: simulate.Noise) -> None:
+    settings = ABSettings()
+    change = simulate.change_of_twice(settings.floor)
+    wrong = right = runs = 0
+    for culprit in (3, 8, 14):  # early, middle, late among 16
+        w, r, _ = simulate.wrong_rate(16, culprit, change, noise, settings, 40, seed=culprit)
+        wrong, right, runs = wrong + w, right + r, runs + 40
+    low, high = simulate.binomial_interval(wrong, runs)
+    assert high < 0.05, (wrong, runs, (low, high))
+    assert right > 0  # it does name culprits at this size, not only stop undecided

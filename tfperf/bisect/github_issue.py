@@ -1,0 +1,61 @@
+"""One GitHub issue per culprit: a bisection that named one opens an issue titled by it, or, if
+an open issue of that title exists (another case, another night), adds its report as a comment.
+Through the `gh` CLI, whose token needs issues write and nothing else. A bisection that named
+no culprit opens nothing: its report is in the job's summary and artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from tfperf.bisect import report
+
+LABEL = "perf-regression"
+GH_TIMEOUT_S = 120.0
+
+
+class GitHubError(RuntimeError):
+    """gh failed; the message is one line."""
+
+
+def title(doc: dict[str, Any]) -> str:
+    culprit = doc["candidates"][doc["culprit"]]
+    return f"tfperf: slower since {culprit['label']}"
+
+
+def _gh(args: Sequence[str], repo: str) -> str:
+    try:
+        done = subprocess.run(["gh", *args, "--repo", repo], capture_output=True, text=True,
+                              timeout=GH_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        raise GitHubError("no gh on PATH (the GitHub CLI)") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GitHubError(f"gh {' '.join(args[:2])}: {said}")
+    return done.stdout
+
+
+def open_or_update(doc: dict[str, Any], repo: str) -> str:
+    """Open the culprit's issue or comment on the open one; a line saying which. A document
+    with no culprit opens nothing."""
+    if doc.get("culprit") is None:
+        return f"no issue: the bisection of {doc['case_id']} named no culprit ({doc['outcome']})"
+    wanted = title(doc)
+    listed = json.loads(_gh(["issue", "list", "--state", "open", "--label", LABEL, "--limit",
+                             "500", "--json", "number,title"], repo) or "[]")
+    found = next((i["number"] for i in listed if i["title"] == wanted), None)
+    with tempfile.NamedTemporaryFile("w", suffix=".md") as body:
+        body.write(report.markdown(doc) + f"\n<sub>bisection {doc['id']}</sub>\n")
+        body.flush()
+        if found is not None:
+            _gh(["issue", "comment", str(found), "--body-file", body.name], repo)
+            return f"commented on issue #{found}: {wanted}"
+        _gh(["label", "create", LABEL, "--force", "--color", "c44e52",
+             "--description", "a slowdown tfperf-bisect traced"], repo)
+        made = _gh(["issue", "create", "--title", wanted, "--label", LABEL, "--body-file",
+                    body.name], repo)
+    return f"opened {made.strip()}: {wanted}"

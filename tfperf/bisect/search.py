@@ -1,0 +1,179 @@
+"""The bisection, apart from how a step runs: which candidate each step compares with which, at
+what level, and what the steps' verdicts allow it to say.
+
+Candidates are in order, the good end first and the bad end last. The first step confirms the
+ends: an A/B of the bad end (side B) against the good one (side A) must say `slower`, else
+there is nothing to bisect. Then each step is an A/B of the midpoint of the open range against
+its good end: `slower` moves the bad end there, `same` (or `faster`) moves the good end. When
+the two ends are neighbours, the bad end is the culprit and the good end the last good. A step
+still `undecided` at its last look stops the bisection with the range it could not split;
+it never guesses. A candidate that cannot be built or imported, or whose case fails, is
+skipped (as asv skips a commit that does not build) and a neighbour inside the range is tried
+instead; a range whose every inner candidate was skipped is reported as such.
+
+Each verdict may be wrong; the culprit is wrong only if some step's verdict is (levels.py
+says how each step's level is set so that this happens at most 5% of the time).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED
+from tfperf.bisect import levels
+from tfperf.bisect.levels import Level
+
+CONFIRM, BISECT = "confirm", "bisect"
+# How a bisection ended.
+FOUND = "found"  # neighbours: the culprit and the last good
+NOT_APART = "ends not apart"  # the bad end is not slower than the good one
+UNSPLIT = "undecided"  # a step could not tell: the range it stopped at
+SKIPPED_ALL = "skipped"  # every candidate inside the range was skipped
+OUT_OF_TIME = "out of time"  # the budget ran out: the range so far
+END_FAILED = "end failed"  # an end itself could not be built or measured
+SCANNED = "scanned"  # --each: every candidate against the one before it
+EACH = "each"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One step's A/B of a candidate (side B) against a good end (side A)."""
+
+    verdict: str  # slower, same, faster or undecided
+    ratio: float  # B/A
+    low: float
+    high: float
+    pairs: int
+    seconds: float
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)  # version, git hash, spec
+    session: str = ""  # the step's A/B session id (its file and its store rows)
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """A step that measured nothing: the candidate could not be built, imported or run."""
+
+    reason: str
+    seconds: float = 0.0
+
+
+Result = Judged | Unusable
+# (candidate, good end, level) -> the step's result.
+Judge = Callable[[int, int, Level], Result]
+
+
+@dataclass(frozen=True)
+class Step:
+    role: str  # confirm or bisect
+    candidate: int
+    against: int
+    level: Level
+    result: Result
+
+
+@dataclass
+class Bisection:
+    count: int  # candidates, both ends included
+    planned: int  # the verdicts the levels were planned for
+    steps: list[Step] = field(default_factory=list)
+    outcome: str = ""
+    good: int = 0  # the range the culprit lies in: (good, bad]
+    bad: int = 0
+    floor: float = 0.0  # the steps' floor after the confirmation
+    skipped: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def culprit(self) -> int | None:
+        return self.bad if self.outcome == FOUND else None
+
+    def below_floor(self) -> list[Step]:
+        """Bisection steps that moved the good end although their interval excludes 1: a
+        change smaller than the floor lies between the two sides, and is not split."""
+        return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
+                and s.result.verdict in (SAME, FASTER) and not s.result.low <= 1 <= s.result.high]
+
+
+def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None,
+        confirm_pairs: int | None = None, error: float = levels.ERROR,
+        budget_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic) -> Bisection:
+    """Bisect `count` ordered candidates (0 the good end, count - 1 the bad end).
+
+    `ab_floor` is the confirmation's floor; the steps' is `floor` if given, else chosen from
+    the confirmed change (levels.step_floor). The confirmation's first look is at
+    `confirm_pairs` if given. `budget_s`: no step starts after it is spent."""
+    if count < 2:
+        raise ValueError("a bisection needs a good end and a bad end")
+    started = clock()
+    found = Bisection(count, levels.planned_verdicts(count), good=0, bad=count - 1)
+    decided = 0  # verdicts asked for so far: each spends a share of the error
+
+    def ask(role: str, candidate: int, against: int, step_floor: float,
+            min_pairs: int | None = None) -> Result:
+        nonlocal decided
+        level = Level(step_floor, levels.step_alpha(decided + 1, found.planned, error), min_pairs)
+        result = judge(candidate, against, level)
+        if isinstance(result, Judged):
+            decided += 1
+        found.steps.append(Step(role, candidate, against, level, result))
+        return result
+
+    confirmed = ask(CONFIRM, count - 1, 0, ab_floor, confirm_pairs)
+    if isinstance(confirmed, Unusable) or confirmed.verdict != SLOWER:
+        found.outcome = END_FAILED if isinstance(confirmed, Unusable) else NOT_APART
+        return found
+    found.floor = floor if floor is not None else levels.step_floor(confirmed.high, ab_floor)
+    while found.bad - found.good > 1:
+        inner = [c for c in range(found.good + 1, found.bad) if c not in found.skipped]
+        if not inner:
+            found.outcome = SKIPPED_ALL
+            return found
+        if budget_s is not None and clock() - started >= budget_s:
+            found.outcome = OUT_OF_TIME
+            return found
+        middle = (found.good + found.bad) / 2
+        candidate = min(inner, key=lambda c: (abs(c - middle), c))
+        result = ask(BISECT, candidate, found.good, found.floor)
+        if isinstance(result, Unusable):
+            found.skipped[candidate] = result.reason
+        elif result.verdict == SLOWER:
+            found.bad = candidate
+        elif result.verdict in (SAME, FASTER):
+            found.good = candidate
+        else:
+            assert result.verdict == UNDECIDED, result.verdict
+            found.outcome = UNSPLIT
+            return found
+    found.outcome = FOUND
+    return found
+
+
+def each(count: int, judge: Judge, floor: float, *, error: float = levels.ERROR,
+         budget_s: float | None = None, clock: Callable[[], float] = time.monotonic
+         ) -> Bisection:
+    """Not a bisection: every candidate against the one before it, to say where each change
+    of more than the floor lies. Each of the count - 1 verdicts gets error / (count - 1), so
+    that all of them are right together with probability 1 - error at least."""
+    started = clock()
+    found = Bisection(count, count - 1, good=0, bad=count - 1, floor=floor, outcome=SCANNED)
+    level = Level(floor, error / (count - 1))
+    previous = 0  # the last candidate that could be measured
+    for candidate in range(1, count):
+        if budget_s is not None and clock() - started >= budget_s:
+            found.outcome = OUT_OF_TIME
+            return found
+        result = judge(candidate, previous, level)
+        found.steps.append(Step(EACH, candidate, previous, level, result))
+        if isinstance(result, Unusable):
+            found.skipped[candidate] = result.reason
+        else:
+            previous = candidate
+    return found
+
+
+def order(steps: Sequence[Step]) -> list[int]:
+    """The candidates the steps measured, in the order they were measured."""
+    return [s.candidate for s in steps]

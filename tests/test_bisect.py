@@ -91,6 +91,20 @@ def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[st
                            "not good, it is slower than the bad end "), line
 
 
+def test_a_tensorflow_that_cannot_be_installed_is_skipped_and_reported(
+        history: tuple[Path, list[str]]) -> None:
+    project, _ = history
+    # The bad end is this suite's own interpreter with side B slowed (the candidate is always
+    # side B); the one candidate between cannot be installed.
+    done = _bisect(project, "specs", "current", "tensorflow-cpu==0.0.1", sys.executable, *QUICK,
+                   "--", *RUN, "--perf-workloads=../repo/workloads", "--perf-inject-slowdown=2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "stopped: every candidate inside the range was skipped" in done.stdout
+    assert "- skipped tensorflow-cpu==0.0.1: ERROR: --perf-tensorflow=tensorflow-cpu==0.0.1: " \
+        "cannot install 'tensorflow-cpu==0.0.1'" in done.stdout, done.stdout
+    assert f"the culprit is one of: tensorflow-cpu==0.0.1, {sys.executable}" in done.stdout
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (("commits", "../repo", "HEAD~7"), "'HEAD~7' is not a range of commits: give GOOD..BAD"),
     (("commits", "../repo", "HEAD..HEAD~3"), "is not an ancestor of the bad end"),

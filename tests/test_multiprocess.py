@@ -300,12 +300,18 @@ def test_the_xla_proof_fails_a_case_whose_xla_did_not_run_as_named(
 
 
 def test_an_execution_is_counted_from_the_trace_of_either_tensorflow() -> None:
-    """2.21 traces each XLA execution; 2.20's XLA:CPU traces only the instructions it ran (seen
-    in real traces of a jit step, run three times)."""
+    """2.21 traces each XLA execution; 2.18-2.20's XLA:CPU traces only the instructions it ran
+    (seen in real traces of a jit step, run three times)."""
     tf_2_21 = ["EagerExecute", "CpuExecutable::ExecuteAsyncOnStream", "ynn_fusion",
                "end: ynn_fusion"] * 3
     tf_2_20 = ["EagerExecute", "dot.3", "end: dot.3", "call", "end: call"] * 3 + \
         ["while.body", "end: while.body"] * 5  # a loop's body runs more often than once
+    # 2.18 and 2.19: the bare instruction names, on XLA:CPU's host-executor thread.
+    tf_2_19 = [xla_trace.event_name(line, name) for line, name in
+               [("python", "EagerExecute"), ("host_executor/9167452920228816432", "dot.3"),
+                ("host_executor/9167452920228816432", "broadcast_add_fusion")] * 3]
     assert xla_trace.activity(tf_2_21).executions == 3
     assert xla_trace.activity(tf_2_20).executions == 3
+    assert xla_trace.activity(tf_2_19).executions == 3
+    assert xla_trace.event_name("python", "fusion") == "fusion"
     assert xla_trace.activity(["EagerExecute", "Conv2D", "MatMul"] * 3).executions == 0

@@ -4,7 +4,10 @@ Asking for XLA (a flag, jit_compile=True) proves nothing: auto-clustering silent
 nothing on CPU without --tf_xla_cpu_global_jit, and a cluster can fall back to TensorFlow ops.
 The profiler records what actually happened: `CpuExecutable::ExecuteAsyncOnStream` (or the
 GPU's executable) for each XLA execution and `*Compiler::Compile*` for each compilation; in
-TensorFlow 2.20, whose XLA:CPU traces no executable event, each HLO instruction it ran.
+TensorFlow 2.20, whose XLA:CPU traces no executable event, each HLO instruction it ran
+(`end: <instruction>`); in 2.18 and 2.19, each instruction by its bare name on XLA:CPU's own
+thread (a line named `host_executor/<id>`). 2.16 and 2.17 trace nothing of XLA:CPU at all (only
+the TensorFlow function that called it): the proof cannot see their XLA, and fails the case.
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ def _is_compilation(name: str) -> bool:
         name.endswith(":_XlaCompile")
 
 
+def event_name(line: str, name: str) -> str:
+    """An event's name as activity() reads it: an instruction on XLA:CPU's host-executor thread
+    (TensorFlow 2.18, 2.19) named as 2.20 names one, `end: <instruction>`."""
+    return f"end: {name}" if line.startswith("host_executor/") else name
+
+
 def file_event_names(path: Path) -> Iterator[str]:
     """The name of every event in one profiler trace (an .xplane.pb file)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
@@ -51,7 +60,7 @@ def file_event_names(path: Path) -> Iterator[str]:
         names = {key: meta.name for key, meta in plane.event_metadata.items()}
         for line in plane.lines:
             for event in line.events:
-                yield names.get(event.metadata_id, "")
+                yield event_name(line.name, names.get(event.metadata_id, ""))
 
 
 def event_names(logdir: Path) -> Iterator[str]:

@@ -1,0 +1,54 @@
+"""How often does a bisection name the wrong culprit? Simulated bisections whose every step is
+a simulated A/B session judged by the verdict code itself (tfperf/bisect/simulate.py), at the
+shipped defaults: 16 candidates, the confirmation's first look at 128 pairs.
+
+    python benchmarks/bisect_sim.py --runs 40
+
+Prints, per noise condition of the A/B grid (per-pair SD, duet SD): with one culprit of twice
+the A/B floor at 3, 8 or 14, the wrong, right and undecided bisections and the 95% interval of
+the wrong rate; and for the proof's history (a 2% change at 4, a 10% one at 11), how the
+bisections ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tfperf.bisect import simulate
+from tfperf.options.ab_settings import ABSettings
+
+GRID = [simulate.Noise(0.015, 0.01), simulate.Noise(0.02, 0.009), simulate.Noise(0.035, 0.006)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=40, help="per culprit position")
+    args = parser.parse_args()
+    settings = ABSettings()
+    for noise in GRID:
+        wrong = right = none = 0
+        for culprit in (3, 8, 14):
+            w, r, n = simulate.wrong_rate(16, culprit, simulate.change_of_twice(settings.floor),
+                                          noise, settings, args.runs, seed=culprit)
+            wrong, right, none = wrong + w, right + r, none + n
+        low, high = simulate.binomial_interval(wrong, 3 * args.runs)
+        print(f"{noise}: wrong {wrong}, right {right}, undecided {none} of {3 * args.runs}; "
+              f"wrong rate 95% interval [{low:.3f}, {high:.3f}]")
+    for noise in (GRID[-1], simulate.Noise(0.14, 0.01)):
+        draw = np.random.default_rng(7)
+        speeds = simulate.profile(16, {4: 0.02, 11: 0.10})
+        ended = Counter((b.outcome, b.culprit) for b in
+                        (simulate.bisect(speeds, noise, settings, draw) for _ in range(100)))
+        print(f"2% at 4 and 10% at 11, {noise}: {dict(ended)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

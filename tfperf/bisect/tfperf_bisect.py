@@ -212,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{taken[0].split('=')[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")
     layout, _ = project.fill_folders(args, parser, "tests")
+    if args.store:  # the steps' A/B sessions are kept where the report is
+        pytest_args = [*pytest_args, f"--perf-store={args.store}"]
     bisect_id = datetime.datetime.now(datetime.UTC).strftime("bisect-%Y%m%dT%H%M%SZ") + \
         f"-{os.getpid()}"
     try:

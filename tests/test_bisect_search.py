@@ -9,7 +9,8 @@ import math
 
 import pytest
 
-from tfperf.bisect import levels, search, simulate
+from tfperf.bisect import levels, report, search, simulate
+from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Unusable
 from tfperf.options.ab_settings import ABSettings
@@ -101,6 +102,23 @@ def test_each_compares_every_candidate_with_the_last_one_measured() -> None:
     assert [s.result.verdict if isinstance(s.result, Judged) else "skipped"
             for s in found.steps] == ["same", "slower", "skipped", "faster", "same"]
     assert {s.level.alpha for s in found.steps} == {levels.ERROR / 5}
+
+
+def test_each_reports_every_change_and_every_step_it_could_not_decide() -> None:
+    speeds = simulate.profile(5, {2: 0.1})
+    found = search.each(5, _exact(speeds, undecided=frozenset({4})), FLOOR)
+    doc = report.document(found, [Candidate(f"v{i}", f"v{i}") for i in range(5)], "case",
+                          "tensorflow", "id", "key", FLOOR)
+    said = report.conclusion(doc)
+    assert said[1].startswith("- v1 to v2: **slower**, B/A 0.909")
+    assert said[2] == ("- v3 to v4: **undecided**, B/A 1.000 [0.995, 1.005] (its interval "
+                       "reaches both within the floor and beyond it)")
+    assert not any("no change" in line for line in said)
+    found = search.each(3, _exact(simulate.profile(3, {})), FLOOR)
+    said = report.conclusion(report.document(found, [Candidate(f"v{i}", f"v{i}") for i in
+                                                     range(3)], "case", "tensorflow", "id",
+                                             "key", FLOOR))
+    assert said[1] == "- no change beyond the floor (1.5%) anywhere"
 
 
 def test_the_levels_spend_at_most_the_error_however_many_verdicts_skips_force() -> None:

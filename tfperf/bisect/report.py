@@ -118,10 +118,13 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
     lines = [f"**{_SAYS[doc['outcome']]}**."]
     good, bad = doc["good"], doc["bad"]
     if doc["outcome"] == search.SCANNED:
-        changed = [s for s in doc["steps"] if s["verdict"] in ("slower", "faster")]
+        told = [s for s in doc["steps"] if s["verdict"] in ("slower", "faster", "undecided")]
         lines += [f"- {_label(doc, s['against'])} to {_label(doc, s['candidate'])}: "
                   f"**{s['verdict']}**, B/A {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}]"
-                  for s in changed] or [f"- no change beyond the floor ({doc['floor']:.1%})"]
+                  + (" (its interval reaches both within the floor and beyond it)"
+                     if s["verdict"] == "undecided" else "") for s in told]
+        if not told:
+            lines.append(f"- no change beyond the floor ({doc['floor']:.1%}) anywhere")
         lines.append(f"- error: {len(doc['steps'])} verdicts, each at "
                      f"{doc['steps'][0]['confidence']:.2%} confidence, so that all are right "
                      f"together at least {1 - doc['error']:.0%} of the time")

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests import bisect_repo  # noqa: E402 (after the path above)
-from tfperf.bisect import simulate  # noqa: E402
+from tfperf.bisect import simulated_bisections as simulate  # noqa: E402
 
 
 def one(work: Path, number: int, args: argparse.Namespace) -> dict[str, Any]:

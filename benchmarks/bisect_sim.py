@@ -1,5 +1,5 @@
 """How often does a bisection name the wrong culprit? Simulated bisections whose every step is
-a simulated A/B session judged by the verdict code itself (tfperf/bisect/simulate.py), at the
+a simulated A/B session judged by the verdict code itself (tfperf/bisect/simulated_bisections.py), at the
 shipped defaults: 16 candidates, the confirmation's first look at 128 pairs.
 
     python benchmarks/bisect_sim.py --runs 40
@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tfperf.bisect import simulate
+from tfperf.bisect import simulated_bisections as simulate
 from tfperf.options.ab_settings import ABSettings
 
 GRID = [simulate.Noise(0.015, 0.01), simulate.Noise(0.02, 0.009), simulate.Noise(0.035, 0.006)]

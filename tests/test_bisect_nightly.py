@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from tests.test_workflows import load
-from tfperf.bisect import report, search, simulate
+from tfperf.bisect import report, search
+from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.results import formats

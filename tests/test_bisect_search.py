@@ -9,7 +9,8 @@ import math
 
 import pytest
 
-from tfperf.bisect import levels, report, search, simulate
+from tfperf.bisect import levels, report, search
+from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Unusable

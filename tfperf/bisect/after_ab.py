@@ -8,14 +8,21 @@ over the nightlies of the days before its own date. The pinned TensorFlow stays 
 from __future__ import annotations
 
 import datetime
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from tfperf.ab import session_report
+from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import BadRange, nightly_date
+from tfperf.gate import schemas
+from tfperf.gate.files import StoreError
 
 
 def slower_cases(ab: dict[str, Any]) -> list[str]:
@@ -44,3 +51,32 @@ def bisect_args(ab: dict[str, Any], days: int) -> list[str]:
         raise BadRange(f"the candidate {version} is not newer than the pinned {pinned}")
     return ["releases", name, f"{pinned}..{version}", "--good", "current", "--bad",
             f"{name}=={version}"]
+
+
+def run(ab_file: Path, days: int, budget_s: float | None, dry_run: bool,
+        pytest_args: Sequence[str], bisect: Callable[[list[str]], int]) -> int:
+    """`tfperf-bisect after-ab`: bisect each slower case of the session in turn, the budget
+    shared by all; the worst exit status of the bisections."""
+    try:
+        data = json.loads(ab_file.read_text())
+        schemas.validate(data, session_file.SCHEMA, ab_file, "tfperf A/B session file")
+        cases, common = slower_cases(data), bisect_args(data, days)
+    except (OSError, ValueError, StoreError) as error:
+        print(f"tfperf-bisect: {error}", file=sys.stderr)
+        return 2
+    if not cases:
+        print(f"tfperf-bisect: no case of {ab_file} is slower: nothing to bisect")
+        return 0
+    started, worst = time.monotonic(), 0
+    for case_id in cases:
+        left = None if budget_s is None else budget_s - (time.monotonic() - started)
+        if left is not None and left <= 0:
+            print(f"tfperf-bisect: the budget is spent; {case_id} not bisected")
+            worst = max(worst, 1)
+            continue
+        argv = [*common, *(["--budget", f"{left:.0f}s"] if left is not None else []), "--",
+                *pytest_args, "-k", case_id]
+        print("tfperf-bisect " + " ".join(argv), flush=True)
+        if not dry_run:
+            worst = max(worst, bisect(argv))
+    return worst

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tfperf.bisect import report
@@ -59,3 +61,14 @@ def open_or_update(doc: dict[str, Any], repo: str) -> str:
         made = _gh(["issue", "create", "--title", wanted, "--label", LABEL, "--body-file",
                     body.name], repo)
     return f"opened {made.strip()}: {wanted}"
+
+
+def run(reports: Sequence[Path], repo: str) -> int:
+    """`tfperf-bisect issue`: each report's issue; 2 and one line at the first failure."""
+    for path in reports:
+        try:
+            print(open_or_update(json.loads(path.read_text()), repo))
+        except (OSError, ValueError, GitHubError) as error:
+            print(f"tfperf-bisect: {path}: {error}", file=sys.stderr)
+            return 2
+    return 0

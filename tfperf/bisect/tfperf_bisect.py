@@ -19,22 +19,18 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfperf.ab import session_file
-from tfperf.bisect import after_ab, git_commits, github_issue, report, search, simulate, step_runner
+from tfperf.bisect import after_ab, git_commits, github_issue, report, search, step_runner
 from tfperf.bisect import candidates as candidate_lists
+from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import BadRange, Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.step_runner import StepError, StepRunner
-from tfperf.gate import schemas
-from tfperf.gate.files import StoreError
 from tfperf.ground import project
 from tfperf.options.ab_settings import ABSettings
 from tfperf.options.plan import parse_budget
@@ -145,42 +141,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _after_ab(args: argparse.Namespace, pytest_args: list[str]) -> int:
-    try:
-        data = json.loads(args.ab_file.read_text())
-        schemas.validate(data, session_file.SCHEMA, args.ab_file, "tfperf A/B session file")
-        cases, common = after_ab.slower_cases(data), after_ab.bisect_args(data, args.days)
-    except (OSError, ValueError, StoreError) as error:
-        print(f"tfperf-bisect: {error}", file=sys.stderr)
-        return 2
-    if not cases:
-        print(f"tfperf-bisect: no case of {args.ab_file} is slower: nothing to bisect")
-        return 0
-    started, worst = time.monotonic(), 0
-    for case_id in cases:
-        left = None if args.budget is None else args.budget - (time.monotonic() - started)
-        if left is not None and left <= 0:
-            print(f"tfperf-bisect: the budget is spent; {case_id} not bisected")
-            worst = max(worst, 1)
-            continue
-        argv = [*common, *(["--budget", f"{left:.0f}s"] if left is not None else []), "--",
-                *pytest_args, "-k", case_id]
-        print("tfperf-bisect " + " ".join(argv), flush=True)
-        if not args.dry_run:
-            worst = max(worst, main(argv))
-    return worst
-
-
-def _issues(args: argparse.Namespace) -> int:
-    for path in args.reports:
-        try:
-            print(github_issue.open_or_update(json.loads(path.read_text()), args.repo))
-        except (OSError, ValueError, github_issue.GitHubError) as error:
-            print(f"tfperf-bisect: {path}: {error}", file=sys.stderr)
-            return 2
-    return 0
-
-
 def _candidates(args: argparse.Namespace) -> list[Candidate]:
     if args.kind == "specs":
         return candidate_lists.specs(args.specs)
@@ -202,9 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(given[:split])
     pytest_args = given[split + 1:]
     if args.kind == "after-ab":
-        return _after_ab(args, pytest_args)
+        return after_ab.run(args.ab_file, args.days, args.budget, args.dry_run, pytest_args, main)
     if args.kind == "issue":
-        return _issues(args)
+        return github_issue.run(args.reports, args.repo)
     taken = [a for a in pytest_args if a.split("=")[0] in ("--perf-ab-pairs", "--perf-ab-floor",
                                                            "--perf-ab-confidence",
                                                            "--perf-tensorflow", "--perf-baseline")]

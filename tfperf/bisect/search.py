@@ -18,7 +18,7 @@ says how each step's level is set so that this happens at most 5% of the time).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,7 +173,3 @@ def each(count: int, judge: Judge, floor: float, *, error: float = levels.ERROR,
             previous = candidate
     return found
 
-
-def order(steps: Sequence[Step]) -> list[int]:
-    """The candidates the steps measured, in the order they were measured."""
-    return [s.candidate for s in steps]

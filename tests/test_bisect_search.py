@@ -20,15 +20,16 @@ FLOOR = 0.015
 
 
 def _exact(speeds: list[float], unusable: frozenset[int] = frozenset(),
-           undecided: frozenset[int] = frozenset()) -> search.Judge:
-    """A judge that knows the truth: B/A exactly, an interval of +-0.5%."""
+           undecided: frozenset[tuple[int, int]] = frozenset()) -> search.Judge:
+    """A judge that knows the truth: B/A exactly, an interval of +-0.5%; the steps of
+    `undecided` (candidate, against) stay undecided."""
 
     def judge(candidate: int, against: int, level: Level) -> search.Result:
         if candidate in unusable:
             return Unusable("does not build")
         ratio = speeds[candidate] / speeds[against]
         low, high = ratio - 0.005, ratio + 0.005
-        status = ("undecided" if candidate in undecided else "slower" if high < 1 - level.floor
+        status = ("undecided" if (candidate, against) in undecided else "slower" if high < 1 - level.floor
                   else "faster" if low > 1 + level.floor else "same")
         return Judged(status, ratio, low, high, 16, 1.0)
 
@@ -67,11 +68,27 @@ def test_skipped_candidates_are_passed_over_and_a_range_of_only_skipped_ones_is_
     assert set(found.skipped) == {4, 5, 6}
 
 
-def test_an_undecided_step_stops_with_the_range_it_could_not_split() -> None:
+def test_an_undecided_step_asks_the_other_half_and_both_undecided_stop_with_the_range() -> None:
     speeds = simulate.profile(16, {11: 0.10})
-    found = search.run(16, _exact(speeds, undecided=frozenset({9})), FLOOR)
+    # 7 against 0 undecided: 15 against 7 says slower, so the slowdown lies after 7.
+    found = search.run(16, _exact(speeds, undecided=frozenset({(7, 0)})), FLOOR)
+    assert found.culprit == 11
+    assert [(s.role, s.candidate, s.against) for s in found.steps[1:3]] == [
+        (search.BISECT, 7, 0), (search.OTHER_HALF, 15, 7)]
+    assert found.below_floor() == [found.steps[1]]  # reported as a change not split
+    doc = report.document(found, [Candidate(f"c{i}", "") for i in range(16)], "case",
+                          "commits", "id", "key", FLOOR)
+    assert any(line.startswith("- not split: c0 to c7 stayed undecided, B/A 1.000")
+               for line in report.conclusion(doc)), report.conclusion(doc)
+    assert report.table(doc)[5].startswith("3 (other half)  c15")
+    # 11 against 7 undecided: 15 against 11 says same, so the slowdown lies at 11 or before.
+    found = search.run(16, _exact(speeds, undecided=frozenset({(11, 7)})), FLOOR)
+    assert found.culprit == 11 and (search.OTHER_HALF, 15, 11) in [
+        (s.role, s.candidate, s.against) for s in found.steps]
+    found = search.run(16, _exact(speeds, undecided=frozenset({(7, 0), (15, 7)})), FLOOR)
     assert found.outcome == search.UNSPLIT and found.culprit is None
-    assert found.good < 11 <= found.bad
+    assert (found.good, found.bad) == (0, 15) and len(found.steps) == 3
+    assert found.below_floor() == []  # nothing was passed: the range itself is the answer
 
 
 def test_ends_that_are_not_apart_and_an_end_that_fails_stop_at_the_confirmation() -> None:
@@ -107,7 +124,7 @@ def test_each_compares_every_candidate_with_the_last_one_measured() -> None:
 
 def test_each_reports_every_change_and_every_step_it_could_not_decide() -> None:
     speeds = simulate.profile(5, {2: 0.1})
-    found = search.each(5, _exact(speeds, undecided=frozenset({4})), FLOOR)
+    found = search.each(5, _exact(speeds, undecided=frozenset({(4, 3)})), FLOOR)
     doc = report.document(found, [Candidate(f"v{i}", f"v{i}") for i in range(5)], "case",
                           "tensorflow", "id", "key", FLOOR)
     said = report.conclusion(doc)

@@ -12,9 +12,10 @@ probability 1 - alpha_i, the culprit is wrong with probability at most sum(alpha
 inequality; no independence between steps is assumed). The error is spent so:
 - The plan: one confirmation and ceil(log2(N - 1)) halvings of N candidates, K verdicts in
   all; each gets ERROR / (K + 1).
-- The last share is kept for verdicts that skipped candidates force beyond the plan (a skipped
-  midpoint's neighbour may leave a larger half): the j-th such verdict gets ERROR / (K + 1) /
-  2^j, and these sum to less than one share.
+- The last share is kept for verdicts beyond the plan, which skipped candidates (a skipped
+  midpoint's neighbour may leave a larger half) and other halves (search.py: the bad end
+  against an undecided midpoint) force: the j-th such verdict gets ERROR / (K + 1) / 2^j, and
+  these sum to less than one share.
 The floor: the confirmation uses the A/B floor; every later step uses half the least slowdown
 the confirmation's interval admits (never less than the A/B floor). A culprit that carries the
 whole confirmed slowdown is then at least twice the steps' floor from "no change", and a

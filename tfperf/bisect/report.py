@@ -21,7 +21,7 @@ from tfperf.gate.summary_and_trends import SUMMARY_ENV
 
 FORMAT = "tfperf-bisect/1"
 UPSTREAM = "https://github.com/tensorflow/tensorflow"
-HEADER = ["step", "B (candidate)", "A (good end)", "B/A", "interval", "verdict", "pairs", "time"]
+HEADER = ["step", "B (later)", "A (earlier)", "B/A", "interval", "verdict", "pairs", "time"]
 
 _SAYS = {
     search.FOUND: "found the culprit",
@@ -69,7 +69,7 @@ def _label(doc: dict[str, Any], index: int) -> str:
 
 
 def _row(doc: dict[str, Any], number: int, step: dict[str, Any]) -> list[str]:
-    name = f"{number} ({step['role']})" if step["role"] == search.CONFIRM else str(number)
+    name = f"{number} ({step['role']})" if step["role"] != search.BISECT else str(number)
     judged = step["verdict"] != "skipped"
     return [name, _label(doc, step["candidate"]), _label(doc, step["against"]),
             f"{step['ratio']:.3f}" if judged else "",
@@ -147,6 +147,14 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
             f"at {1 - doc['error'] / (doc['planned'] + 1):.2%} confidence")
     for number in doc["below_floor"]:
         step = doc["steps"][number]
+        if step["verdict"] == "undecided":
+            lines.append(
+                f"- not split: {_label(doc, step['against'])} to {_label(doc, step['candidate'])}"
+                f" stayed undecided, B/A {step['ratio']:.3f} ([{step['low']:.3f}, "
+                f"{step['high']:.3f}]) at the steps' floor of {step['floor']:.1%}: a change near "
+                "the floor may lie there, which this bisection does not look for; the other "
+                "half's verdict (the next step) carried it on")
+            continue
         lines.append(
             f"- not split: {_label(doc, step['against'])} to {_label(doc, step['candidate'])} "
             f"changed B/A by {step['ratio'] - 1:+.1%} ([{step['low']:.3f}, {step['high']:.3f}]), "

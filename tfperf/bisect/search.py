@@ -6,10 +6,14 @@ ends: an A/B of the bad end (side B) against the good one (side A) must say `slo
 there is nothing to bisect. Then each step is an A/B of the midpoint of the open range against
 its good end: `slower` moves the bad end there, `same` (or `faster`) moves the good end. When
 the two ends are neighbours, the bad end is the culprit and the good end the last good. A step
-still `undecided` at its last look stops the bisection with the range it could not split;
-it never guesses. A candidate that cannot be built or imported, or whose case fails, is
-skipped (as asv skips a commit that does not build) and a neighbour inside the range is tried
-instead; a range whose every inner candidate was skipped is reported as such.
+still `undecided` at its last look (a change near the floor between its sides, or noise) asks
+the other half instead: the bad end against the midpoint. `slower` there moves the good end to
+the midpoint (the confirmed slowdown lies after it), `same` or `faster` moves the bad end (it
+lies before); the undecided half is reported as a change not split. Both undecided stop the
+bisection with the range it could not split; it never guesses. A candidate that cannot be
+built or imported, or whose case fails, is skipped (as asv skips a commit that does not build)
+and a neighbour inside the range is tried instead; a range whose every inner candidate was
+skipped is reported as such.
 
 Each verdict may be wrong; the culprit is wrong only if some step's verdict is (levels.py
 says how each step's level is set so that this happens at most 5% of the time).
@@ -26,7 +30,7 @@ from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED
 from tfperf.bisect import levels
 from tfperf.bisect.levels import Level
 
-CONFIRM, BISECT = "confirm", "bisect"
+CONFIRM, BISECT, OTHER_HALF = "confirm", "bisect", "other half"
 # How a bisection ended.
 FOUND = "found"  # neighbours: the culprit and the last good
 NOT_APART = "ends not apart"  # the bad end is not slower than the good one
@@ -90,10 +94,18 @@ class Bisection:
         return self.bad if self.outcome == FOUND else None
 
     def below_floor(self) -> list[Step]:
-        """Bisection steps that moved the good end although their interval excludes 1: a
-        change smaller than the floor lies between the two sides, and is not split."""
+        """Bisection steps whose two sides differ by a change the bisection did not split: one
+        that moved the good end although its interval excludes 1 (a change smaller than the
+        floor), or one left undecided that the other half's verdict went past."""
+        passed = {id(before) for before, after in zip(self.steps, self.steps[1:], strict=False)
+                  if after.role == OTHER_HALF and isinstance(after.result, Judged)
+                  and after.result.verdict != UNDECIDED}
+
+        def small(result: Judged) -> bool:
+            return result.verdict in (SAME, FASTER) and not result.low <= 1 <= result.high
+
         return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
-                and s.result.verdict in (SAME, FASTER) and not s.result.low <= 1 <= s.result.high]
+                and (small(s.result) or id(s) in passed)]
 
 
 def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None,
@@ -145,8 +157,14 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
             found.good = candidate
         else:
             assert result.verdict == UNDECIDED, result.verdict
-            found.outcome = UNSPLIT
-            return found
+            other = ask(OTHER_HALF, found.bad, candidate, found.floor)
+            if isinstance(other, Judged) and other.verdict == SLOWER:
+                found.good = candidate
+            elif isinstance(other, Judged) and other.verdict in (SAME, FASTER):
+                found.bad = candidate
+            else:
+                found.outcome = UNSPLIT
+                return found
     found.outcome = FOUND
     return found
 

@@ -39,7 +39,7 @@ ROLES = {"A": "baseline", "B": "under test"}
 # Figures of each side that the session file keeps beside its rounds.
 KEPT = ("examples_per_sec", "mfu", "fraction_of_copy_rate", "loss_first", "loss_last",
         "compile_s", "peak_memory_bytes", "xla_executions_per_round", "xla_compilations_by_task",
-        "layout_ops_checked")
+        "layout_ops_checked", "figures_flagged")
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,10 @@ class ABRunner:
                 record.wall_s = duel.wall_s
                 record.rounds_s = duel.rounds_s
                 record.relay_s = duel.relay_s
+                shown_by = {}
                 for name, side in sides.items():
                     measured = duel.sides[name].measured(duel.telemetry, duel.wall_s)
-                    shown = figures.figures(side.spec, measured, None)
+                    shown = shown_by[name] = figures.figures(side.spec, measured, None)
                     record.sides[name] = {
                         **{key: shown.get(key) for key in KEPT},
                         "spec": side.runtime.spec, "tensorflow": side.runtime.tensorflow,
@@ -184,6 +185,7 @@ class ABRunner:
                             for s in measured.round_s]}
                 for side in sides.values():
                     _check(side, duel)
+                    training_checks.sane(shown_by[side.name], side.label())
                 final = duel.verdicts[-1]
                 if final.status == SLOWER:
                     raise CaseFailure("slower", f"side B is slower than side A: "

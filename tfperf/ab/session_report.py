@@ -135,6 +135,8 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
         elif verdict is not None and verdict.status in (SLOWER, UNDECIDED):
             # Judged now: a kept session judged with another floor may say otherwise.
             lines.append(f"{case['case_id']}: {verdict.describe()}")
+        lines.extend(f"{case['case_id']}: side {name}: figure flagged: {said}" for name in "AB"
+                     for said in case["sides"].get(name, {}).get("figures_flagged") or [])
     return lines
 
 

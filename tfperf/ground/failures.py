@@ -12,6 +12,7 @@ CAUSES = (
     "error",  # the worker raised and reported it
     "configuration",  # it did not run as named: devices, replicas, XLA executed or not
     "not_steady",  # the step traced again during the measured rounds
+    "not_sane",  # a measured time or rate of zero or less
     "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
     "slower",  # an A/B comparison found side B slower than side A beyond its floor
 )

@@ -22,7 +22,7 @@ from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry, summary_table, training_checks
+from tfperf.measure import figures, gpu_telemetry, sanity, summary_table, training_checks
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
@@ -132,6 +132,11 @@ class CaseRunner:
             bench.json.parent.mkdir(parents=True, exist_ok=True)
 
     def finish(self, reports_dir: Path) -> None:
+        # A yardstick is judged against the session's other cases only once all have run.
+        measured = [r.extra_info for r in self.records if "examples_per_sec" in r.extra_info]
+        for case_id, said in sanity.between_cases(measured).items():
+            record = next(r for r in self.records if r.case.id == case_id)
+            record.extra_info["figures_flagged"] = [*record.extra_info["figures_flagged"], *said]
         self.history_file = self.keep_runs() or self.history_file
         failed = {f.case_id for f in self.failures}
         gates = [r.gate for r in self.records if r.gate is not None and r.case.id not in failed]
@@ -256,6 +261,7 @@ class CaseRunner:
             training_checks.check(info["loss_first"], info["loss_last"],
                                   info["traces"]["during_measurement"],
                                   info["xla_compilations"]["during_measurement"])
+            training_checks.sane(info)
         except CaseFailure as failure:
             # Not kept: a run that did not learn, or whose rounds measured tracing or
             # compiling, is not a valid baseline either.

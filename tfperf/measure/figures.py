@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.measure import diagnosis
+from tfperf.measure import diagnosis, sanity
 from tfperf.processes.protocol import WorkerSpec
 
 
@@ -110,13 +110,15 @@ def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, A
     flops_per_example = float(ready["flops_per_example"])
     stats = getattr(benchmark, "stats", None)
     outer = list(stats.stats.data) if stats is not None else []
-    return {
+    found = {
         "examples_per_sec": examples_per_sec,
         **_input_figures(spec, finished, examples_per_sec, measured.telemetry),
         **_yardstick_figures(spec, measured, flops_per_example, examples_per_sec),
         "step_time_s": {"median": float(np.median(steps)), "p10": _percentile(steps, 10),
                         "p90": _percentile(steps, 90)},
-        "compile_s": max(0.0, ready["first_round_s"] - median_round),
+        # Below zero is flagged (sanity.suspect), never clamped: it says no compile time was
+        # measurable, which zero would hide.
+        "compile_s": ready["first_round_s"] - median_round,
         # What a user waits for before training starts: setup, tracing and compilation.
         "time_to_first_step_s": ready["setup_s"] + ready["first_round_s"]
         - (k - 1) * float(np.median(steps)),
@@ -151,6 +153,8 @@ def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, A
         # what running the case in another process costs the measurement.
         "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
     }
+    found["figures_flagged"] = sanity.suspect(found)
+    return found
 
 
 def unsteady(retraces: int, compilations: int) -> str:

@@ -35,8 +35,8 @@ def _row(record: CaseRecord) -> list[str]:
         f"{change:+.1%}" if change is not None else "",
         f"{z:+.1f}" if z is not None else "",
         f"{step * 1e3:.1f}" if step else "",
-        f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
-                                  else ""),
+        (f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
+                                   else "")) + ("?" if info.get("figures_flagged") else ""),
         f"{compile_s:.1f}" if compile_s is not None else "",
         loss,
     ]
@@ -66,6 +66,8 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
                       if v.note and v.status != "ok"]
             lines.extend(f"{record.case.id}: {note}" for note in notes)
         info = record.extra_info
+        lines.extend(f"{record.case.id}: figure flagged: {said}"
+                     for said in info.get("figures_flagged", []))
         if "profile" in info:
             lines.append(f"{record.case.id}: profile: tensorboard --logdir {info['profile']}")
         if "regression_profile" in info:

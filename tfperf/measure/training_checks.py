@@ -1,12 +1,14 @@
 """The checks every measured worker gets, whichever runner measured it: the loss fell (a
 workload that did not learn has a speed that means nothing) and the measured rounds neither
-traced nor compiled (they measured training, not set-up). The XLA and layout proofs are the
-workers' own, made before they say READY."""
+traced nor compiled (they measured training, not set-up), and no time or rate it reports is
+zero or less. The XLA and layout proofs are the workers' own, made before they say READY."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tfperf.ground.failures import CaseFailure
-from tfperf.measure import figures
+from tfperf.measure import figures, sanity
 
 
 def check(loss_first: float, loss_last: float, traces: int, compilations: int,
@@ -21,3 +23,12 @@ def check(loss_first: float, loss_last: float, traces: int, compilations: int,
     if unsteady:
         raise CaseFailure("not_steady", f"{said}during the measured rounds {unsteady}: the "
                           "measurement did not see steady state")
+
+
+def sane(info: dict[str, Any], where: str = "") -> None:
+    """Raise CaseFailure (not_sane) if the figures hold a time or a rate of zero or less."""
+    broken = sanity.impossible(info)
+    if broken:
+        said = f"{where}: " if where else ""
+        raise CaseFailure("not_sane", f"{said}{'; '.join(broken)}: a measurement that cannot "
+                          "be, so none of its figures is reported as one")

@@ -2,14 +2,18 @@
 that moved within a case or away from the session's other cases, a negative compile time
 (flagged); a time or rate of zero or less (the case fails `not_sane`). The figures here are the
 ones a fresh-clone run printed on a 2-vCPU Xeon: resnet56's yardstick at 98 GFLOP/s (bursts
-74-101) beside resnet20's 238-301."""
+74-101) beside resnet20's 238-301. Then real sessions whose yardstick bursts are disturbed on
+purpose (--perf-yardstick-fault: a burst does several bursts' work and reports one's)."""
 
 from __future__ import annotations
 
+import json
+import statistics
 from typing import Any
 
 import pytest
 
+from tests.conftest import MakeSuite
 from tfperf.cases.matrix import Case
 from tfperf.ground.failures import CaseFailure
 from tfperf.measure import sanity, summary_table, training_checks
@@ -73,3 +77,51 @@ def test_the_summary_table_marks_a_flagged_figure_and_says_why() -> None:
     assert "147.6%?" in lines[2]
     assert lines[3] == f"{case.id}: figure flagged: MFU 147.6% is above 100%: its yardstick " \
                        "read 98 GFLOP/s (bursts 74-101), lower than the device can be"
+
+
+TINY = ("tinycnn and cpu1 and workers1 and single and synthetic and prep_host and default and "
+        "fp32")
+SHORT = ("--perf-rounds=3", "--perf-steps-per-round=3", "--perf-batch-size=16")
+
+
+def _infos(suite: pytest.Pytester, json_name: str) -> dict[str, dict[str, Any]]:
+    saved = json.loads((suite.path / json_name).read_text())
+    return {b["extra_info"]["case_id"]: b["extra_info"] for b in saved["benchmarks"]}
+
+
+def test_a_burst_disturbed_now_and_then_is_left_out_of_the_rating(make_suite: MakeSuite) -> None:
+    """Every other burst of the NCHW case does 4 bursts' work (real work, read as one): each
+    round is rated against the undisturbed burst beside it, and the case says the yardstick
+    moved."""
+    suite = make_suite("tinycnn")
+    result = suite.runpytest("-k", f"{TINY} and xla_off", *SHORT, "--benchmark-json=out.json",
+                             "--perf-yardstick-fault=4/2@NCHW")
+    assert result.parseoutcomes().get("no_baseline") == 2, result.stdout.str()
+    (info,) = [i for i in _infos(suite, "out.json").values() if i["data_format"] == "NCHW"]
+    bursts, rounds = info["peak_flops_per_device_by_round"], info["worker_round_s"]
+    assert len(bursts) == len(rounds) + 1 == 4  # before each round, and after the last
+    assert max(bursts[0::2]) < min(bursts[1::2]) / 2  # the disturbed ones read low
+    work = info["flops_per_example"] * 16 * 3
+    assert info["mfu"] == pytest.approx(statistics.median(  # against the undisturbed one
+        work / s / bursts[1 + 2 * (n // 2)] for n, s in enumerate(rounds)), rel=1e-9)
+    assert any(s.startswith("the yardstick moved") for s in info["figures_flagged"])
+    assert not any("above 100%" in s for s in info["figures_flagged"])
+
+
+def test_a_case_whose_every_burst_is_disturbed_says_so(make_suite: MakeSuite) -> None:
+    """Every burst of resnet20 does 8 bursts' work: its MFU reads above 100%, and its yardstick
+    far below the session's other cases; the table marks the figure and says why."""
+    suite = make_suite("tinycnn", "resnet20")
+    result = suite.runpytest(
+        "-k", f"(({TINY}) or resnet20) and cpu1 and workers1 and single and synthetic and "
+        "prep_host and default and fp32 and NHWC and not xla_auto and not (resnet20 and "
+        "xla_jit)", *SHORT, "--benchmark-json=out.json", "--perf-yardstick-fault=8@resnet20")
+    assert result.parseoutcomes().get("no_baseline") == 3, result.stdout.str()
+    infos = _infos(suite, "out.json")
+    (case_id,) = [c for c in infos if c.startswith("resnet20")]
+    said = infos[case_id]["figures_flagged"]
+    assert infos[case_id]["mfu"] > 1
+    assert said[0].startswith(f"MFU {infos[case_id]['mfu']:.1%} is above 100%")
+    assert said[-1].startswith("its yardstick read") and "below the median" in said[-1]
+    result.stdout.fnmatch_lines([f"{case_id}  *{infos[case_id]['mfu']:.1%}?*",
+                                 f"{case_id}: figure flagged: MFU *% is above 100%*"])

@@ -55,12 +55,15 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     assert info["examples_per_sec"] > 0 and info["compile_s"] > 0
     assert info["time_to_first_step_s"] > info["compile_s"]
     assert 0 < info["mfu"] < 1 and info["peak_flops_per_device"] > 1e9
-    # MFU pairs each measured round with the matrix-product burst timed just before it.
+    # MFU rates each measured round against the faster of the matrix-product bursts timed
+    # just before and just after it.
     bursts = info["peak_flops_per_device_by_round"]
-    assert len(bursts) == len(info["worker_round_s"]) == 2
+    assert len(bursts) == len(info["worker_round_s"]) + 1 == 3
     flops_per_round = info["flops_per_example"] * 16 * 3
     assert info["mfu"] == pytest.approx(statistics.median(
-        flops_per_round / s / rate for s, rate in zip(info["worker_round_s"], bursts, strict=True)))
+        flops_per_round / s / max(bursts[n], bursts[n + 1])
+        for n, s in enumerate(info["worker_round_s"])))
+    assert info["figures_flagged"] == [] or "yardstick" in info["figures_flagged"][0]
     assert info["peak_memory_bytes"] > 0
     assert info["isolation_overhead"] is not None
     assert bench["stats"]["rounds"] == 2

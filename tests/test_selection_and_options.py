@@ -64,6 +64,9 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
                                        "many_small, few_large"),
         ("--perf-only=workload=resnet99", "ERROR: --perf-only: workload has no value 'resnet99'; "
                                           "valid: tinycnn"),
+        ("--perf-yardstick-fault=1.5@x", "ERROR: --perf-yardstick-fault: '1.5@x' is not "
+                                         "FACTOR[/EVERY][@TEXT] with a whole FACTOR of 2 or "
+                                         "more and a whole EVERY of 1 or more, e.g. 3/2@resnet20"),
     ],
 )
 def test_bad_option_is_one_line_before_any_case(make_suite: MakeSuite, option: str,

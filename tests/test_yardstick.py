@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from tfperf.measure.figures import paired_fraction
+from tfperf.measure.figures import beside_rounds, paired_fraction
 from tfperf.worker.telemetry import yardsticks
 
 
@@ -39,3 +39,11 @@ def test_the_fraction_is_per_device_and_a_median() -> None:
 def test_every_round_needs_its_own_burst() -> None:
     with pytest.raises(ValueError, match="3 rounds and 2 yardstick bursts"):
         paired_fraction(1.0, [1.0, 1.0, 1.0], [1.0, 1.0], 1)
+
+
+def test_with_a_burst_on_each_side_a_round_is_rated_against_the_faster() -> None:
+    # Bursts between three rounds; the second was hit by something else (it read a quarter).
+    # Each round keeps an undisturbed neighbour: the fraction is 0.6 throughout.
+    assert beside_rounds([1.0, 1.0, 1.0], [100.0, 25.0, 100.0, 100.0]) == [100.0] * 3
+    assert paired_fraction(60.0, [1.0, 1.0, 1.0], [100.0, 25.0, 100.0, 100.0], 1) \
+        == pytest.approx(0.6)

@@ -197,11 +197,15 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
     return None
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Keep every case of the session, then write the reports."""
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None]:
+    """Keep every case of the session, then write the reports: before pytest-benchmark writes
+    its JSON, so that what only the whole session can say of a case (a yardstick far from the
+    other cases') is in the case's extra_info there too."""
     perf = session.config.stash.get(SESSION, None)
     if perf is not None and perf.runner is not None:
         perf.runner.finish(perf.layout.reports)
+    yield
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

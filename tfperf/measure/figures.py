@@ -4,6 +4,7 @@ worker reported, as extra_info carries them."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,17 +40,28 @@ def examples_per_round(spec: WorkerSpec, ready: dict[str, Any]) -> int:
     return spec.batch_size * int(ready["strategy"]["replicas"]) * spec.steps_per_round
 
 
+def beside_rounds(round_s: list[float], yardstick: list[float]) -> list[float]:
+    """The yardstick rate each round is rated against. With one burst more than rounds, the
+    bursts lie between the rounds and each round gets the faster of the two beside it: a burst
+    the machine disturbed reads low (a 0.1 s burst can be hit where the round beside it is
+    not), and no burst reads faster than the device. With as many bursts as rounds (an A/B
+    side's turns), the one before it."""
+    if len(yardstick) not in (len(round_s), len(round_s) + 1) or not round_s:
+        raise ValueError(f"{len(round_s)} rounds and {len(yardstick)} yardstick bursts: "
+                         "each round needs its own, or one on each side")
+    if len(yardstick) == len(round_s):
+        return list(yardstick)
+    return [max(pair) for pair in itertools.pairwise(yardstick)]
+
+
 def paired_fraction(work_per_round: float, round_s: list[float], yardstick: list[float],
                     devices: int) -> float:
-    """The median over rounds of each round's rate over the rate of the yardstick burst timed
-    beside it, for `devices` devices each with that yardstick: what the workload achieved of
-    what the device could do at that moment. A rate measured once per session would carry the
-    machine's speed swings between it and the rounds into the ratio (see peak)."""
-    if len(round_s) != len(yardstick) or not round_s:
-        raise ValueError(f"{len(round_s)} rounds and {len(yardstick)} yardstick bursts: "
-                         "each round needs its own")
-    return float(np.median([work_per_round / s / (rate * devices)
-                            for s, rate in zip(round_s, yardstick, strict=True)]))
+    """The median over rounds of each round's rate over the rate of the yardstick timed beside
+    it (beside_rounds), for `devices` devices each with that yardstick: what the workload
+    achieved of what the device could do at that moment. A rate measured once per session
+    would carry the machine's speed swings between it and the rounds into the ratio."""
+    return float(np.median([work_per_round / s / (rate * devices) for s, rate in
+                            zip(round_s, beside_rounds(round_s, yardstick), strict=True)]))
 
 
 def yardstick_devices(spec: WorkerSpec) -> int:
@@ -67,7 +79,9 @@ def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: 
     ready = measured.ready
     per_round = examples_per_round(spec, ready)
     devices = yardstick_devices(spec)
-    rate = float(np.median(measured.yardstick_rates))
+    # The rate the rounds were rated against (a disturbed burst left out), as sanity compares
+    # it across the session's cases.
+    rate = float(np.median(beside_rounds(measured.round_s, measured.yardstick_rates)))
     if "bytes_per_example" in ready:
         per_example = float(ready["bytes_per_example"])
         # A memory-bound workload has no matrix products to rate: judged by bandwidth.
@@ -91,7 +105,8 @@ class Measured:
     ready: dict[str, Any]
     finished: dict[str, Any]
     round_s: list[float]
-    # The device's yardstick (see peak), timed just before each measured round.
+    # The device's yardstick (see yardsticks), timed before each measured round and, for a
+    # single case, once more after the last.
     yardstick_rates: list[float]
     losses: list[float]
     telemetry: dict[str, Any]

@@ -3,7 +3,9 @@
 Two kinds:
 - Impossible: a round, a step or a rate of zero or less. The measurement itself is broken, so
   the case fails (`not_sane`), as a case whose rounds traced again fails `not_steady`.
-- Suspect: a figure that rests on a yardstick burst the machine disturbed. Above 100% of the
+- Suspect: a figure that rests on a yardstick burst the machine disturbed (each round is rated
+  against the faster of the bursts on either side of it, figures.beside_rounds, so a burst
+  hit alone does not move it; a disturbance that lasts does). Above 100% of the
   device's own matrix-product rate (MFU) or copy rate; a yardstick that moved by more than
   WITHIN_CASE between one case's bursts; a case whose yardstick read more than BETWEEN_CASES
   away from the other cases of its session that use the same yardstick. The throughput was
@@ -68,8 +70,9 @@ def suspect(info: dict[str, Any]) -> list[str]:
         if rates and min(rates) > 0 and max(rates) / min(rates) > WITHIN_CASE:
             said.append(f"the yardstick moved {max(rates) / min(rates):.1f}x within the case "
                         f"({min(rates) / unit:.0f}-{max(rates) / unit:.0f} {unit_name}; more "
-                        f"than {WITHIN_CASE:g}x is not the machine's noise): {name} is not "
-                        "to be trusted")
+                        f"than {WITHIN_CASE:g}x is not the machine's noise): something else "
+                        f"ran beside it; {name} rates each round against the faster burst "
+                        "beside it")
     compile_s = info.get("compile_s")
     if compile_s is not None and compile_s < 0:
         said.append(f"compile time {compile_s:.3g} s: the first round ran faster than the "

@@ -20,6 +20,20 @@ class Injection:
 
 
 @dataclass(frozen=True)
+class YardstickFault:
+    """Test-only: every `every`-th yardstick burst of the cases whose id contains `pattern` does
+    `factor` bursts' work and reports one's, so reading `factor` times low."""
+
+    factor: int
+    every: int = 1
+    pattern: str = ""
+
+    def repeat(self, case_id: str, burst: int) -> int:
+        """How many bursts' work burst number `burst` (from 0) of the case does."""
+        return self.factor if self.pattern in case_id and burst % self.every == 0 else 1
+
+
+@dataclass(frozen=True)
 class WorkerOptions:
     """What every case's worker is told, whichever runner starts it (tfperf.measure.worker_spec)."""
 
@@ -33,6 +47,7 @@ class WorkerOptions:
     cluster: str
     retrace_fault: str | None = None
     injection: Injection | None = None
+    yardstick_fault: YardstickFault | None = None
 
 
 @dataclass(frozen=True)

@@ -227,9 +227,9 @@ class Worker:
                                   inject_fraction=inject_fraction))
         return self.expect(protocol.ROUND_DONE)
 
-    def yardstick(self) -> float:
+    def yardstick(self, repeat: int = 1) -> float:
         self.phase = "measuring"
-        self.send(protocol.encode(protocol.YARDSTICK))
+        self.send(protocol.encode(protocol.YARDSTICK, repeat=repeat))
         return float(self.expect(protocol.YARDSTICK_DONE)["rate"])
 
     def profile(self, logdir: Path) -> dict[str, Any]:

@@ -184,7 +184,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         if command["kind"] == protocol.FINISH:
             break
         if command["kind"] == protocol.YARDSTICK:
-            protocol.send(channel, protocol.YARDSTICK_DONE, rate=yardstick.rate())
+            protocol.send(channel, protocol.YARDSTICK_DONE,
+                          rate=yardstick.rate(int(command.get("repeat", 1))))
             continue
         if command["kind"] == protocol.PROFILE:
             where = Path(command["logdir"]) / topology.profile_folder(settings.resolver)

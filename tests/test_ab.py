@@ -183,6 +183,9 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
      "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
     (("--perf-baseline=current", "--perf-ab-duets=3"),
      "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
+    (("--perf-baseline=current", "--perf-ab-cost-floors=25"),
+     "ERROR: --perf-ab-cost-floors: '25' is not TIME:MEMORY, two percentages above 0 and below "
+     "1000, e.g. 25:10"),
     (("--perf-baseline=current", "--perf-ab-relay=-1"),
      "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs from 2 (0: never)"),
     # The verdict estimates each duet's spread from its own pairs (random_effects.py).

@@ -9,13 +9,13 @@ import math
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tfperf.ab import duet, duet_pool, session_report
+from tfperf.ab import costs, duet, duet_pool, session_report
 from tfperf.ab.duet import SIDES, Duel, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
@@ -62,11 +62,14 @@ class ABRecord:
     rounds_s: float | None = None  # the measured pairs, and the relays between them
     relay_s: float | None = None  # of which: duets ending and fresh ones starting
     failure: CaseFailure | None = None
+    # Each duet's costs on each side, and their verdicts (costs.py).
+    costs: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         failure = self.failure
         return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
                 "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
+                "costs": self.costs,
                 "wall_s": self.wall_s, "rounds_s": self.rounds_s, "relay_s": self.relay_s,
                 "failure": {"cause": failure.cause, "message": failure.message}
                 if failure else None}
@@ -123,6 +126,10 @@ class ABRunner:
         gpu_memory = self.machine.gpus[0].memory_bytes if self.machine.gpus else 0
         spec = worker_spec(self.options.worker, case, info, gpu_memory)
         inject = injected_fraction(self.options.worker, case) if name == "B" else 0.0
+        costs_up = self.options.worker.cost_injection
+        if costs_up is not None and name == "B":  # test-only: side B's costs raised
+            spec = replace(spec, inject_compile_s=costs_up.compile_s,
+                           inject_memory_mb=costs_up.memory_mb)
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:
@@ -186,10 +193,18 @@ class ABRunner:
                 for side in sides.values():
                     _check(side, duel)
                     training_checks.sane(shown_by[side.name], side.label())
+                duets = costs.per_duet(duel.sides)
+                judged = costs.judge_all(duets, self.settings)
+                record.costs = {"duets": duets,
+                                "verdicts": {v.cost.key: v.to_json() for v in judged}}
                 final = duel.verdicts[-1]
                 if final.status == SLOWER:
                     raise CaseFailure("slower", f"side B is slower than side A: "
                                       f"{final.figures()}")
+                more = [v.describe() for v in judged if v.status == costs.HIGHER]
+                if more:
+                    raise CaseFailure("costs_more", "side B costs more than side A beyond "
+                                      f"the floor: {'; '.join(more)}")
             except CaseFailure as failure:
                 record.failure = failure
                 raise

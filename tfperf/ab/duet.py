@@ -107,7 +107,6 @@ class SideRounds:
     round_s: list[float] = field(default_factory=list)
     yardstick_rates: list[float] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)
-
     def measured(self, telemetry: dict[str, Any], wall_s: float) -> Measured:
         """As one measurement of the side: duet 1's worker's own figures, every duet's
         rounds."""

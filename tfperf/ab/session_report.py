@@ -15,7 +15,7 @@ import numpy as np
 import pytest_benchmark
 from pytest_benchmark.stats import Stats
 
-from tfperf.ab import random_effects
+from tfperf.ab import costs, random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
@@ -137,6 +137,10 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
             lines.append(f"{case['case_id']}: {verdict.describe()}")
         lines.extend(f"{case['case_id']}: side {name}: figure flagged: {said}" for name in "AB"
                      for said in case["sides"].get(name, {}).get("figures_flagged") or [])
+        told = ("same", "undecided", "higher") if failure and failure["cause"] == "costs_more" \
+            else ("same", "undecided")  # the failure's message already names what costs more
+        lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case)
+                     if not said.split(": ", 1)[1].startswith(told))
     return lines
 
 
@@ -178,6 +182,11 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
         if cells[5] == SLOWER:
             cells[5] = f"**{SLOWER}**"
         lines.append("| " + " | ".join(cells) + " |")
+    costed = [(case["case_id"], costs.lines(case)) for case in data["cases"] if costs.lines(case)]
+    if costed:
+        lines += ["", "What each side costs besides its steps, B/A over the duets (side B "
+                  "costing more beyond the floor fails the case):", ""]
+        lines += [f"- `{case_id}`: " + "; ".join(said) for case_id, said in costed]
     return "\n".join(lines) + "\n"
 
 

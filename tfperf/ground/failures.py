@@ -15,6 +15,7 @@ CAUSES = (
     "not_sane",  # a measured time or rate of zero or less
     "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
     "slower",  # an A/B comparison found side B slower than side A beyond its floor
+    "costs_more",  # an A/B comparison found side B compiling longer or taking more memory
 )
 
 

@@ -22,7 +22,7 @@ from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry, sanity, summary_table, training_checks
+from tfperf.measure import figures, gpu_telemetry, sanity, scaling, summary_table, training_checks
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
@@ -141,11 +141,7 @@ class CaseRunner:
 
     def finish(self, reports_dir: Path) -> None:
         # A yardstick is judged against the session's other cases only once all have run.
-        measured = [r.extra_info for r in self.records if "examples_per_sec" in r.extra_info]
-        for case_id, said in sanity.between_cases(measured).items():
-            record = next(r for r in self.records if r.case.id == case_id)
-            # In place: pytest-benchmark's extra_info holds the same list.
-            record.extra_info["figures_flagged"].extend(said)
+        sanity.flag_between_cases([r.extra_info for r in self.records])
         self.history_file = self.keep_runs() or self.history_file
         failed = {f.case_id for f in self.failures}
         gates = [r.gate for r in self.records if r.gate is not None and r.case.id not in failed]
@@ -245,23 +241,9 @@ class CaseRunner:
 
     def _scaling(self, case: Case, examples_per_sec: float, remember: bool = True
                  ) -> dict[str, Any]:
-        """Examples/s per device over the 1-device figure of the same configuration (single
-        strategy, default placement) measured in this session. Cases run in the matrix's
-        order, which puts device count 1 first."""
         if remember:
             self.measured[case] = examples_per_sec
-        if case.device_count == 1 and case.workers == 1 and case.strategy == "single":
-            return {}
-        reference = replace(case, device_count=1, strategy="single", placement="default",
-                            workers=1, virtual=False)
-        one = self.measured.get(reference)
-        devices = case.device_count * case.workers
-        return {
-            "scaling_reference": reference.id,
-            "scaling_efficiency": examples_per_sec / devices / one if one else None,
-            **({} if one else {"scaling_note": f"{reference.id} did not run in this session"}),
-        }
-
+        return scaling.efficiency(case, examples_per_sec, self.measured)
 
     def _judge(self, record: CaseRecord, spec: WorkerSpec, measured: Measured,
                benchmark: Any) -> None:

@@ -105,3 +105,11 @@ def between_cases(infos: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
                 f"session's {len(alike)} cases on the same yardstick: {name} is not to be "
                 "trusted"]
     return flagged
+
+
+def flag_between_cases(infos: Sequence[dict[str, Any]]) -> None:
+    """Add between_cases' flags to the measured cases' `figures_flagged`, in place (the list
+    pytest-benchmark's extra_info holds too)."""
+    measured = [info for info in infos if "figures_flagged" in info]
+    for case_id, said in between_cases(measured).items():
+        next(i for i in measured if i["case_id"] == case_id)["figures_flagged"].extend(said)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,11 @@ def add(group: Any) -> None:
                     help="A duet's workers measure this many pairs, then fresh ones take over, "
                          "so that more processes' own speeds average out; 0: never "
                          f"(default: {defaults.relay}).")
+    group.addoption("--perf-ab-cost-floors", metavar="TIME%:MEMORY%",
+                    help="The least change in side B's compile time and time to the first step, "
+                         "and in its peak device and host memory, that its cost verdicts call "
+                         "higher or lower (default: "
+                         f"{defaults.time_cost_floor * 100:g}:{defaults.memory_cost_floor * 100:g}).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
@@ -74,8 +79,14 @@ def _variables(items: list[str]) -> dict[str, str]:
 
 
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
-              duets: str | None, relay: str | None, confidence: str | None = None) -> ABSettings:
+              duets: str | None, relay: str | None, confidence: str | None = None,
+              cost_floors: str | None = None) -> ABSettings:
     defaults = ABSettings()
+
+    def two_percentages(text: str) -> tuple[float, float]:
+        time_floor, _, memory_floor = text.partition(":")
+        return float(time_floor.strip().rstrip("%")) / 100, \
+            float(memory_floor.strip().rstrip("%")) / 100
 
     def min_max(text: str) -> tuple[int, int]:
         low, _, high = text.partition(":")
@@ -98,6 +109,12 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
                       lambda v: 2 <= v <= 16 and v % 2 == 0, "an even number from 2 to 16"),
         relay=number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v == 0 or v >= 2,
                       "a whole number of pairs from 2 (0: never)"))
+    time_floor, memory_floor = number(
+        "--perf-ab-cost-floors", cost_floors, (defaults.time_cost_floor,
+                                               defaults.memory_cost_floor), two_percentages,
+        lambda v: 0 < v[0] < 10 and 0 < v[1] < 10,
+        "TIME:MEMORY, two percentages above 0 and below 1000, e.g. 25:10")
+    settings = replace(settings, time_cost_floor=time_floor, memory_cost_floor=memory_floor)
     # The verdict estimates each duet's own speed from its pairs and the order effect from
     # their spread within duets (random_effects.py): the first look needs two pairs a duet.
     if settings.min_pairs < 2 * settings.duets:
@@ -116,7 +133,8 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
                  "--perf-ab-confidence": get("perf_ab_confidence"),
                  "--perf-ab-pairs": get("perf_ab_pairs"),
                  "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets"),
-                 "--perf-ab-relay": get("perf_ab_relay")}
+                 "--perf-ab-relay": get("perf_ab_relay"),
+                 "--perf-ab-cost-floors": get("perf_ab_cost_floors")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -131,5 +149,5 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
                            get("perf_ab_duets"), get("perf_ab_relay"),
-                           get("perf_ab_confidence")),
+                           get("perf_ab_confidence"), get("perf_ab_cost_floors")),
     )

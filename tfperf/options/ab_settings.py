@@ -49,6 +49,10 @@ class ABSettings:
     # The yardstick as a covariate (random_effects.py). Off: on real sessions it removed too
     # little of the pairs' variance to pay for itself (docs/ab.md); the share is reported.
     adjust_yardstick: bool = False
+    # The least change in a side's costs (costs.py) that counts: compile time and time to the
+    # first step, and peak device and host memory. Set from A/A sessions (docs/ab.md).
+    time_cost_floor: float = 0.25
+    memory_cost_floor: float = 0.10
 
     def looks(self) -> list[int]:
         """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens the intervals of the others, and

@@ -20,6 +20,14 @@ class Injection:
 
 
 @dataclass(frozen=True)
+class CostInjection:
+    """Test-only: an A/B's side B compiles `compile_s` longer and holds `memory_mb` more."""
+
+    compile_s: float = 0.0
+    memory_mb: int = 0
+
+
+@dataclass(frozen=True)
 class YardstickFault:
     """Test-only: every `every`-th yardstick burst of the cases whose id contains `pattern` does
     `factor` bursts' work and reports one's, so reading `factor` times low."""
@@ -48,6 +56,7 @@ class WorkerOptions:
     retrace_fault: str | None = None
     injection: Injection | None = None
     yardstick_fault: YardstickFault | None = None
+    cost_injection: CostInjection | None = None
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import MEASUREMENT, Tier
 from tfperf.numerics.compare import FAULTS, ArmSpec
 from tfperf.options import ab as ab_options
+from tfperf.options import faults, tensorflow_under_test
 from tfperf.options import plan as plan_options
 from tfperf.options import store_url as store_option
-from tfperf.options import tensorflow_under_test
 from tfperf.options.ab import ABOptions
 from tfperf.options.consumers import (
     CompareOptions,
+    CostInjection,
     Injection,
     MeasureOptions,
     WorkerOptions,
@@ -64,6 +65,7 @@ class PerfOptions:
     injection: Injection | None = None
     retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
     yardstick_fault: YardstickFault | None = None  # test-only: disturbed yardstick bursts
+    cost_injection: CostInjection | None = None  # test-only: side B's costs raised
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -86,7 +88,7 @@ class PerfOptions:
         return WorkerOptions(self.size or MEASUREMENT[self.tier].size, self.batch_size,
                              self.warmup_rounds, self.steps_per_round, self.cache_dir,
                              self.all_reduce, self.file_layout, self.cluster, self.retrace_fault,
-                             self.injection, self.yardstick_fault)
+                             self.injection, self.yardstick_fault, self.cost_injection)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -155,16 +157,7 @@ def add_options(parser: pytest.Parser) -> None:
                          "the results folder's profiles/, .perf-results/profiles).")
     group.addoption("--perf-workloads", metavar="DIR", default="workloads",
                     help="Folder of workload modules, relative to the rootdir.")
-    group.addoption("--perf-inject-slowdown", metavar="FRACTION[@TEXT]",
-                    help="For testing the gate only: add this fraction of a round's time to "
-                         "every measured round of the cases whose id contains TEXT.")
-    group.addoption("--perf-retrace-fault", metavar="TEXT",
-                    help="For testing the steady-state check only: make the step of the cases "
-                         "whose id contains TEXT trace again in their second measured round.")
-    group.addoption("--perf-yardstick-fault", metavar="FACTOR[/EVERY][@TEXT]",
-                    help="For testing the figures' sanity checks only: every EVERY-th (default "
-                         "every) yardstick burst of the cases whose id contains TEXT does FACTOR "
-                         "bursts' work and reports one's, as a disturbed burst reads.")
+    faults.add(group)
     group.addoption("--perf-xla-fault", metavar="FAULT",
                     help="For testing the XLA equivalence check only: inject a numerical fault "
                          f"into its XLA arm: {', '.join(FAULTS)}.")
@@ -212,22 +205,6 @@ def _only(items: list[str], workloads: list[str]) -> dict[str, tuple[str, ...]]:
             )
         only[name] = chosen
     return only
-
-
-def _yardstick_fault(text: str) -> YardstickFault:
-    spec, _, pattern = text.partition("@")
-    factor, _, every = spec.partition("/")
-    every = every or "1"
-    if not (factor.isdigit() and int(factor) >= 2 and every.isdigit() and int(every) >= 1):
-        raise ValueError(f"--perf-yardstick-fault: {text!r} is not FACTOR[/EVERY][@TEXT] with "
-                         "a whole FACTOR of 2 or more and a whole EVERY of 1 or more, e.g. "
-                         "3/2@resnet20")
-    return YardstickFault(int(factor), int(every), pattern)
-
-
-def _injection(text: str) -> Injection:
-    fraction, _, pattern = text.partition("@")
-    return Injection(positive_float("--perf-inject-slowdown", fraction), pattern)
 
 
 def _profile(texts: list[str]) -> tuple[str, ...]:
@@ -298,11 +275,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
                                         get("perf_profile_regressions"), ON_OFF) == "on"
             if get("perf_profile_regressions") else tier is not Tier.SMOKE,
             profile_dir=folder("perf_profile_dir", "profiles"),
-            injection=_injection(get("perf_inject_slowdown"))
-            if get("perf_inject_slowdown") else None,
-            retrace_fault=get("perf_retrace_fault") or None,
-            yardstick_fault=_yardstick_fault(get("perf_yardstick_fault"))
-            if get("perf_yardstick_fault") else None,
+            **faults.parse(get),
             xla_fault=one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), FAULTS)
             if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,

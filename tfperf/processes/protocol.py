@@ -43,6 +43,10 @@ class WorkerSpec:
     cluster: str = "local"
     # Test-only: the measured round (from 0) before which the step is made to trace again.
     retrace_round: int | None = None
+    # Test-only (--perf-inject-cost, an A/B's side B): seconds slept inside the first round,
+    # as a longer compile would take, and MiB held on the device from before the first round.
+    inject_compile_s: float = 0.0
+    inject_memory_mb: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -43,6 +43,13 @@ def _spin(seconds: float) -> None:
         pass
 
 
+def _spin_cpu(seconds: float) -> None:
+    """Burn this much of the process's CPU time, however long the machine makes it take."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
 def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started: float,
         compiled: Path) -> None:
     """`compiled` is the folder that counts XLA compilations (see xla_compilations)."""
@@ -132,9 +139,16 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
 
     progress.enter("compiling")
     k = spec.steps_per_round
+    # Test-only (--perf-inject-cost): memory held from here to the end, on the case's device.
+    with tf.device(devices[0]):
+        _held = tf.Variable(tf.zeros([spec.inject_memory_mb * 2**18])) \
+            if spec.inject_memory_mb else None
     start = time.perf_counter()
+    cpu_start = time.process_time()
+    _spin_cpu(spec.inject_compile_s)  # test-only: a compile that takes this much longer
     first = source.round(k)
     first_round_s = time.perf_counter() - start
+    first_round_cpu_s = time.process_time() - cpu_start
     case_checks.check_finite(first.mean_loss, k)
     step_tasks = topology.step_tasks(settings.resolver, coordinator is not None)
     in_cluster = settings.resolver is not None
@@ -160,6 +174,9 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         protocol.READY,
         setup_s=setup_s,
         first_round_s=first_round_s,
+        # CPU time, all threads: what tracing and compiling cost, whatever else the machine
+        # runs (an A/B's other workers warm up at the same time).
+        first_round_cpu_s=first_round_cpu_s,
         warm_round_s=warm_rounds,
         loss_first=first.first_loss,
         flops_per_example=flops_per_example,
@@ -224,6 +241,7 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         peak_memory_bytes=reported.peak_memory(devices[0].replace("/device:", "")),
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=measured_cpu_s / measured_s if measured_s else None,
+        round_cpu_s=measured_cpu_s / measured_round if measured_round else None,
         peak_rss_bytes=reported.peak_rss(),
         traces_during_measurement=traces_measured,
         compilations_during_measurement=compilations_measured,

@@ -1,0 +1,134 @@
+"""What a side costs besides its steps, judged B/A over the duets: compile time, time to the
+first step, peak device memory and peak host memory. A side that compiles twice as long, or
+needs 30% more memory, is a finding even when its steps run as fast.
+
+Every duet starts a fresh worker on each side, so each duet gives one B/A of each cost; a
+cost's interval is Student's t over the duets' log B/A (the duets are the independent units,
+as in verdict.py). Its verdict, against the cost's own floor (ABSettings.time_cost_floor,
+memory_cost_floor), at the session's alpha split over the costs (Bonferroni: the costs of one
+case are read together):
+- `higher`: the whole interval lies above 1 + floor (side B costs more: the case fails);
+- `lower`: below 1 - floor;
+- `same`: within the floor;
+- `undecided`: otherwise, or fewer than two duets measured it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scipy import stats
+
+from tfperf.ab.duet import SideRounds
+from tfperf.options.ab_settings import ABSettings
+
+HIGHER, LOWER, SAME, UNDECIDED = "higher", "lower", "same", "undecided"
+
+
+@dataclass(frozen=True)
+class Cost:
+    key: str  # in the session file
+    label: str  # in the reports
+    memory: bool  # judged against the memory floor, else the time floor
+    unit: str
+
+
+COSTS = (Cost("compile_cpu_s", "compile time", False, "s"),
+         Cost("time_to_first_step_s", "time to the first step", False, "s"),
+         Cost("peak_memory_bytes", "peak device memory", True, "MiB"),
+         Cost("peak_rss_bytes", "peak host memory", True, "MiB"))
+
+
+def of_worker(ready: Mapping[str, Any], finished: Mapping[str, Any]) -> dict[str, float | None]:
+    """One worker's costs: the CPU time (all threads) of its first round beyond that of a
+    measured round (tracing and compiling: CPU time, since a duet's workers warm up together
+    and the wall time of each depends on the others), its start to the end of its first
+    round, and its memory peaks."""
+    first_cpu, round_cpu = ready.get("first_round_cpu_s"), finished.get("round_cpu_s")
+    first = float(ready["first_round_s"])
+    return {"compile_cpu_s": first_cpu - round_cpu
+            if first_cpu is not None and round_cpu is not None else None,
+            "time_to_first_step_s": float(ready["setup_s"]) + first,
+            "peak_memory_bytes": finished.get("peak_memory_bytes"),
+            "peak_rss_bytes": finished.get("peak_rss_bytes")}
+
+
+def per_duet(sides: Mapping[str, SideRounds]) -> list[dict[str, Any]]:
+    """Each duet whose two workers both finished: its number and each side's costs."""
+    numbers = sorted(set(sides["A"].finished) & set(sides["B"].finished))
+    return [{"duet": n, **{name: of_worker(sides[name].readies[n], sides[name].finished[n])
+                           for name in ("A", "B")}} for n in numbers]
+
+
+@dataclass(frozen=True)
+class CostVerdict:
+    cost: Cost
+    status: str
+    ratio: float | None  # B/A, the geometric mean over the duets
+    low: float | None
+    high: float | None
+    duets: int
+    floor: float
+    confidence: float
+    a_median: float | None
+    b_median: float | None
+
+    def describe(self) -> str:
+        def shown(value: float | None) -> str:
+            if value is None:
+                return "?"
+            return f"{value / 2**20:.0f} MiB" if self.cost.unit == "MiB" else f"{value:.2f} s"
+
+        if self.ratio is None or self.low is None or self.high is None:
+            return (f"{self.cost.label}: {self.status} (fewer than two duets measured it: "
+                    f"A {shown(self.a_median)}, B {shown(self.b_median)})")
+        return (f"{self.cost.label}: {self.status}, B/A {self.ratio:.3f} [{self.low:.3f}, "
+                f"{self.high:.3f}] ({self.confidence:.1%} over {self.duets} duets; A "
+                f"{shown(self.a_median)}, B {shown(self.b_median)}; floor {self.floor:.0%})")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "ratio": self.ratio, "low": self.low, "high": self.high,
+                "duets": self.duets, "floor": self.floor, "confidence": self.confidence,
+                "a_median": self.a_median, "b_median": self.b_median}
+
+
+def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> CostVerdict:
+    floor = settings.memory_cost_floor if cost.memory else settings.time_cost_floor
+    alpha = settings.alpha / len(COSTS)
+    pairs = [(d["A"][cost.key], d["B"][cost.key]) for d in duets
+             if (d["A"][cost.key] or 0) > 0 and (d["B"][cost.key] or 0) > 0]
+
+    def median(values: list[float]) -> float | None:
+        return float(statistics.median(values)) if values else None
+
+    a_median, b_median = median([a for a, _ in pairs]), median([b for _, b in pairs])
+    if len(pairs) < 2:
+        return CostVerdict(cost, UNDECIDED, None, None, None, len(pairs), floor, 1 - alpha,
+                           a_median, b_median)
+    logs = [math.log(b / a) for a, b in pairs]
+    centre = statistics.fmean(logs)
+    half = float(stats.t.ppf(1 - alpha / 2, len(logs) - 1)) * statistics.stdev(logs) \
+        / math.sqrt(len(logs))
+    ratio, low, high = math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+    status = (HIGHER if low > 1 + floor else LOWER if high < 1 - floor
+              else SAME if 1 - floor <= low and high <= 1 + floor else UNDECIDED)
+    return CostVerdict(cost, status, ratio, low, high, len(pairs), floor, 1 - alpha, a_median,
+                       b_median)
+
+
+def judge_all(duets: list[dict[str, Any]], settings: ABSettings) -> list[CostVerdict]:
+    return [judge(duets, cost, settings) for cost in COSTS]
+
+
+def lines(case: Mapping[str, Any]) -> list[str]:
+    """Each cost's verdict, as an A/B session file keeps it."""
+    found = []
+    for cost in COSTS:
+        kept = (case.get("costs") or {}).get("verdicts", {}).get(cost.key)
+        if kept is not None:
+            found.append(CostVerdict(cost, **kept).describe())
+    return found

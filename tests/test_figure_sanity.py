@@ -59,9 +59,13 @@ def test_a_case_whose_yardstick_reads_apart_from_the_session_is_flagged() -> Non
     # Of two cases, the one that is off.
     assert list(sanity.between_cases([infos[0], infos[3]])) == [infos[3]["case_id"]]
     # Two worker processes on one 2-core CPU burst together and read half each: compared only
-    # with cases of two workers (a fresh-clone run flagged such a case, 80 against 154).
-    two = {**_info("resnet20", 0.4, [80]), "workers": "2", "case_id": "resnet20-workers2"}
-    assert sanity.between_cases([*infos, two]) == flagged
+    # with cases of two workers (a fresh-clone run flagged such a case, 80 against 154)
+    two = {**_info("resnet20", 0.4, [72]), "workers": "2", "case_id": "resnet20-workers2",
+           "strategy": "distributed_replicated"}
+    # and a parameter-server cluster's one training task bursts alone (155 in that run).
+    ps = {**_info("resnet20", 0.2, [155]), "workers": "2", "case_id": "resnet20-workers2-ps",
+          "strategy": "parameter_server"}
+    assert sanity.between_cases([*infos, two, ps]) == flagged
 
 
 def test_a_time_of_zero_or_less_fails_the_case_not_sane() -> None:

@@ -30,8 +30,8 @@ FRACTION_MAX = 1.0
 # the 1024-square product spread 108-152 GFLOP/s (1.4x) over 72 bursts: twice is not noise.
 WITHIN_CASE = 2.0
 # A case's median burst against the median of its session's cases on the same yardstick (itself
-# included, so that of two cases the one that is off is the one flagged; cases whose worker
-# processes burst together are compared only with cases of as many): the resnet20 cases
+# included, so that of two cases the one that is off is the one flagged; cases of several
+# worker processes are compared only with cases of as many, of the same strategy): the resnet20 cases
 # of one session read 238-301 (1.26x apart); the disturbed one 98 (2.7x).
 BETWEEN_CASES = 1.5
 
@@ -82,12 +82,13 @@ def suspect(info: dict[str, Any]) -> list[str]:
 
 
 def _yardstick(info: dict[str, Any]) -> tuple[tuple[str, ...], float, str, float, str] | None:
-    """What rated the case (device kind, precision, kind of yardstick, and how many worker
-    processes burst at once: two on one 2-core CPU read half each) and its median rate."""
+    """What rated the case (device kind, precision, kind of yardstick, and which worker
+    processes burst at once: two training tasks on one 2-core CPU read half each, while a
+    parameter-server cluster's one training task has the CPU) and its median rate."""
     for key, name, rate_key, _, unit, unit_name in _RATED:
         if info.get(key) is not None and info.get(rate_key):
             group = (str(info.get("device_kind")), str(info.get("precision")), key,
-                     str(info.get("workers")))
+                     str(info.get("workers")), str(info.get("strategy")))
             return group, float(info[rate_key]), name, unit, unit_name
     return None
 

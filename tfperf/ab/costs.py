@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from scipy import stats
@@ -91,9 +91,8 @@ class CostVerdict:
                 f"{shown(self.a_median)}, B {shown(self.b_median)}; floor {self.floor:.0%})")
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "ratio": self.ratio, "low": self.low, "high": self.high,
-                "duets": self.duets, "floor": self.floor, "confidence": self.confidence,
-                "a_median": self.a_median, "b_median": self.b_median}
+        """Every field but the cost, which the session file keys it by (lines() reads it)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cost"}
 
 
 def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> CostVerdict:

@@ -6,12 +6,16 @@ and hold 300 MiB more (--perf-inject-cost) fails the case `costs_more`, naming e
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import MakeSuite
 from tfperf.ab import costs
+from tfperf.bisect.search import Judged
+from tfperf.bisect.step_runner import Selection, StepRunner
 from tfperf.options.ab_settings import ABSettings
 
 CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
@@ -100,3 +104,10 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
     result.stdout.fnmatch_lines(["*FAILED (costs_more)*",
                                  "*: costs_more: side B costs more than side A beyond the "
                                  "floor: compile time: higher, B/A *"])
+    # A bisection step that ends so still follows speed: a costlier commit is not skipped.
+    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
+    step = StepRunner(suite.path, suite.path / ".perf-results", suite.path / "logs",
+                      Selection("", case["case_id"], ()), "b", lambda _: None)
+    judged = step._read(found.stem, subprocess.CompletedProcess([], 1, "", ""), 1.0,
+                        Path("step.log"))
+    assert isinstance(judged, Judged) and judged.pairs >= 16, judged

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import session_report
-from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Result, Unusable
 from tfperf.gate.history import SESSION_ID_ENV
+from tfperf.ground.failures import AB_FINDINGS
 
 # Failures of the good end (side A) or of the session itself: the options, the harness.
 _SIDE_A = re.compile(r"side A\b|--perf-baseline(-workloads)?[=:]")
@@ -130,8 +130,8 @@ class StepRunner:
         case = next((c for c in (data or {}).get("cases", [])
                      if c["case_id"] == self.selection.case_id), None)
         said = [line.strip() for line in _ERROR_LINE.findall(done.stdout + done.stderr)]
-        if data is None or case is None or (case["failure"] or {}).get("cause", SLOWER) != SLOWER:
-            failure = (case or {}).get("failure") or {}
+        failure = (case or {}).get("failure") or {}
+        if data is None or case is None or (failure and failure["cause"] not in AB_FINDINGS):
             reason = (f"{failure['cause']}: {failure['message']}" if failure
                       else said[-1] if said else f"pytest exited {done.returncode}")
             if _SIDE_A.search(reason):

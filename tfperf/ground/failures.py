@@ -18,6 +18,10 @@ CAUSES = (
     "costs_more",  # an A/B comparison found side B compiling longer or taking more memory
 )
 
+# Failures that are an A/B comparison's findings, not errors: the case ran to its verdicts, so
+# its speed verdict stands beside them (a bisection follows speed through a costlier commit).
+AB_FINDINGS = frozenset({"slower", "costs_more"})
+
 
 class CaseFailure(Exception):
     def __init__(self, cause: str, message: str, log_tail: str = "", phase: str = "",

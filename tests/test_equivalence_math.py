@@ -10,7 +10,7 @@ from tfperf.numerics.tolerances import MEASURED, tolerance
 
 def trajectory(losses: list[float], weights: list[np.ndarray]) -> Trajectory:
     return Trajectory(np.asarray(losses), [f"v{i}" for i in range(len(weights))],
-                      weights, weights, weights)
+                      weights, weights, weights, (np.zeros((1, 2, 3)), np.zeros((1, 2))))
 
 
 def test_errors_are_norm_wise_over_the_model_and_name_the_largest_contributor() -> None:

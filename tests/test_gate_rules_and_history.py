@@ -25,10 +25,11 @@ TODAY = datetime.date(2026, 11, 22)
 
 
 def run(eps: float, when: int, *, hard: dict[str, object] | None = None, verdict: str = "",
-        session: str = "") -> Run:
+        session: str = "", memory: float = 1e8, compile_s: float = 2.0) -> Run:
     rounds = tuple(eps * f for f in (0.99, 1.0, 1.01, 1.0, 0.995))
     return Run(CASE, Fingerprint(hard or HARD, {"host": f"h{when}"}), f"2026-11-{when:02d}",
-               session or f"s{when}", eps, rounds, peak_memory_bytes=1e8, verdict=verdict)
+               session or f"s{when}", eps, rounds, peak_memory_bytes=memory,
+               compile_cpu_s=compile_s, verdict=verdict)
 
 
 def entry(runs: list[Run], since: str = "", kept: float | None = None) -> Entry:
@@ -103,6 +104,36 @@ def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:
     assert rules.floor("deepconn-cpu1", 0.05) == 0.05
 
 
+def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
+        tmp_path: Path) -> None:
+    history = Sources(None, [run(1000, d, compile_s=2.0 + 0.01 * (d % 3),
+                                 memory=1e8 * (1 + 0.001 * (d % 3))) for d in range(1, 13)])
+
+    def statuses(now: Run, rules: gate_rules.GateRules) -> dict[str, str]:
+        gate = case_verdict.assess(now, history, rules, GateSettings())
+        return {v.metric.name: v.status for v in gate.verdicts}
+
+    # 20% longer compiles and 8% more memory: beyond the noise, within the default floors
+    # (25% and 10%); throughput's 5% would have failed both.
+    within = statuses(run(1000, 20, compile_s=2.4, memory=1.08e8), gate_rules.GateRules({}))
+    assert within == {"examples_per_sec": "ok", "peak_memory_bytes": "ok",
+                      "compile_cpu_s": "ok"}
+    beyond = statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), gate_rules.GateRules({}))
+    assert beyond["compile_cpu_s"] == beyond["peak_memory_bytes"] == statistics.FLAGGED
+    (tmp_path / "gate.toml").write_text('[floors]\n"resnet20-" = 0.5\n[memory_floors]\n'
+                                        '"resnet20-" = 0.2\n[compile_floors]\n"xla_off" = 0.4\n')
+    rules = gate_rules.load(tmp_path)
+    assert (rules.floor(CASE, 0.05), rules.floor(CASE, 0.1, "memory_floors"),
+            rules.floor(CASE, 0.25, "compile_floors")) == (0.5, 0.2, 0.4)
+    assert statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), rules) == within
+    # Confirmed by the figure alone, as peak memory is, then a regression naming it.
+    concluded = case_verdict.conclude(
+        case_verdict.assess(run(1000, 20, compile_s=4.0), history, rules, GateSettings()),
+        None, rules, GateSettings(), TODAY)
+    assert concluded.failed and [v.metric.label for v in concluded.verdicts
+                                 if v.status == statistics.REGRESSION] == ["compile time"]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("[floors]\nresnet = 5\n", "floors.resnet: 5 is not a fraction between 0 and 1"),
     ("[[waivers]]\ncases = 'x'\nexpires = 2026-12-01\n", "waiver 1: a waiver needs a 'reason'"),
@@ -110,8 +141,10 @@ def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:
      "waiver 1: 'expires' must be a date like 2026-12-31, not 'soon'"),
     ("[[waivers]]\ncases = 'x'\nreason = 'r'\nexpires = 2026-12-01\nmetric = 'speed'\n",
      "waiver 1: no gated figure 'speed'; valid: examples_per_sec, scaling_efficiency, "
-     "peak_memory_bytes"),
-    ("[thresholds]\n", "unknown table 'thresholds'; valid: floors, waivers"),
+     "peak_memory_bytes, compile_cpu_s"),
+    ("[thresholds]\n", "unknown table 'thresholds'; valid: floors, memory_floors, "
+     "compile_floors, waivers"),
+    ("[compile_floors]\nxla = 2\n", "compile_floors.xla: 2 is not a fraction between 0 and 1"),
     ("[floors\n", "is not readable TOML"),
 ])
 def test_a_bad_rules_file_is_one_line_naming_the_file(tmp_path: Path, text: str,

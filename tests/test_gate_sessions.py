@@ -65,6 +65,8 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
     first = json.loads((entries / "0001.json").read_text())
     assert first["reason"] == "first baseline" and first["kind"] == "refresh"
     assert len(first["cases"][CASE_ID]["runs"]) == 2
+    # Compile time is kept with every run, for the gate to judge as it judges peak memory.
+    assert all(r["compile_cpu_s"] > 0 for r in first["cases"][CASE_ID]["runs"])
 
     summary = root / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))

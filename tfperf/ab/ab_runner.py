@@ -8,6 +8,8 @@ import datetime
 import math
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tfperf.ab import costs, duet, duet_pool, session_report
+from tfperf.ab import costs, duet, duet_pool, numerics_check, session_report
 from tfperf.ab.duet import SIDES, Duel, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
@@ -64,12 +66,13 @@ class ABRecord:
     failure: CaseFailure | None = None
     # Each duet's costs on each side, and their verdicts (costs.py).
     costs: dict[str, Any] = field(default_factory=dict)
+    numerics: dict[str, Any] | None = None  # numerics_check.NumericsVerdict, once judged
 
     def to_json(self) -> dict[str, Any]:
         failure = self.failure
         return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
                 "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
-                "costs": self.costs,
+                "costs": self.costs, "numerics": self.numerics,
                 "wall_s": self.wall_s, "rounds_s": self.rounds_s, "relay_s": self.relay_s,
                 "failure": {"cause": failure.cause, "message": failure.message}
                 if failure else None}
@@ -116,6 +119,11 @@ class ABRunner:
         self.report_lines: list[str] = []  # where the reports were written
         self.keeper: Keeper | None = None  # writes each case to the results store
         self.say: Callable[[str], None] = lambda _: None  # what a running case has so far
+        # Both sides' numerics arms; their files are scratch (the verdict keeps the figures).
+        self.scratch = Path(tempfile.mkdtemp(prefix="tfperf-ab-numerics-"))
+        self.numerics = numerics_check.NumericsCheck(
+            {name: setup.runtime for name, setup in sides.items()}, self.scratch, log_dir,
+            options.timeout_s)
 
     def _side(self, name: str, case: Case) -> Side:
         setup = self.setups[name]
@@ -126,10 +134,8 @@ class ABRunner:
         gpu_memory = self.machine.gpus[0].memory_bytes if self.machine.gpus else 0
         spec = worker_spec(self.options.worker, case, info, gpu_memory)
         inject = injected_fraction(self.options.worker, case) if name == "B" else 0.0
-        costs_up = self.options.worker.cost_injection
-        if costs_up is not None and name == "B":  # test-only: side B's costs raised
-            spec = replace(spec, inject_compile_s=costs_up.compile_s,
-                           inject_memory_mb=costs_up.memory_mb)
+        if name == "A":  # test-only injected costs are side B's
+            spec = replace(spec, inject_compile_s=0.0, inject_memory_mb=0)
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:
@@ -141,6 +147,8 @@ class ABRunner:
         """Nothing to add: each case is kept in the session file as it ends."""
 
     def finish(self, reports_dir: Path) -> None:
+        self.numerics.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         if self.records:
             self.report_lines = self.reports(reports_dir / "ab")
 
@@ -193,6 +201,7 @@ class ABRunner:
                 for side in sides.values():
                     _check(side, duel)
                     training_checks.sane(shown_by[side.name], side.label())
+                numerics = self._numerics(case)
                 duets = costs.per_duet(duel.sides)
                 judged = costs.judge_all(duets, self.settings)
                 record.costs = {"duets": duets,
@@ -201,6 +210,9 @@ class ABRunner:
                 if final.status == SLOWER:
                     raise CaseFailure("slower", f"side B is slower than side A: "
                                       f"{final.figures()}")
+                if numerics is not None and numerics.status == numerics_check.DIFFER:
+                    raise CaseFailure("numerics_differ", "side B trains to other numbers than "
+                                      f"side A: {'; '.join(numerics.problems)}")
                 more = [v.describe() for v in judged if v.status == costs.HIGHER]
                 if more:
                     raise CaseFailure("costs_more", "side B costs more than side A beyond "
@@ -211,6 +223,18 @@ class ABRunner:
         finally:
             self.keep()
         return record
+
+    def _numerics(self, case: Case) -> numerics_check.NumericsVerdict | None:
+        """Both sides trained from side A's weights on its batches, compared (none if the
+        session said --perf-ab-numerics=off)."""
+        if not self.settings.numerics:
+            return None
+        self.say("numerics: training both sides from side A's weights and batches")
+        paths = {name: setup.workloads()[case.workload].path
+                 for name, setup in self.setups.items()}
+        found = self.numerics.compare(case, paths, self.seed, self.options.numerics_injection)
+        self.records[-1].numerics = found.to_json()
+        return found
 
     def reports(self, folder: Path) -> list[str]:
         """Write the session's reports (session_report.py); lines that say where."""
@@ -252,6 +276,7 @@ class ABRunner:
                          "relay": self.settings.relay, "look_rule": self.settings.look_rule,
                          "min_duet_sd": self.settings.min_duet_sd,
                          "adjust_yardstick": self.settings.adjust_yardstick,
+                         "numerics": self.settings.numerics,
                          "seed": self.seed, "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.worker.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,

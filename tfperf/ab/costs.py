@@ -24,6 +24,7 @@ from typing import Any
 from scipy import stats
 
 from tfperf.ab.duet import SideRounds
+from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
 
 HIGHER, LOWER, SAME, UNDECIDED = "higher", "lower", "same", "undecided"
@@ -48,10 +49,8 @@ def of_worker(ready: Mapping[str, Any], finished: Mapping[str, Any]) -> dict[str
     measured round (tracing and compiling: CPU time, since a duet's workers warm up together
     and the wall time of each depends on the others), its start to the end of its first
     round, and its memory peaks."""
-    first_cpu, round_cpu = ready.get("first_round_cpu_s"), finished.get("round_cpu_s")
     first = float(ready["first_round_s"])
-    return {"compile_cpu_s": first_cpu - round_cpu
-            if first_cpu is not None and round_cpu is not None else None,
+    return {"compile_cpu_s": figures.compile_cpu_s(ready, finished),
             "time_to_first_step_s": float(ready["setup_s"]) + first,
             "peak_memory_bytes": finished.get("peak_memory_bytes"),
             "peak_rss_bytes": finished.get("peak_rss_bytes")}

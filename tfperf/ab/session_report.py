@@ -5,28 +5,23 @@ per side in pytest-benchmark's format (`pytest-benchmark compare A.json B.json`)
 
 from __future__ import annotations
 
-import datetime
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest_benchmark
-from pytest_benchmark.stats import Stats
 
-from tfperf.ab import costs, random_effects
+from tfperf.ab import benchmark_format, costs, numerics_check, random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
 from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
 from tfperf.results.results_store import ABCaseRow
 
-# pytest-benchmark's own statistics of a list of round times (the package has no type hints).
-_stats: Callable[[], Any] = Stats
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
 # counterbalances it, so it moves no estimate; reported as the start order is).
-HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "pairs", "2nd turn"]
+HEADER = ["case", "A ex/s", "B ex/s", "B/A", "interval", "verdict", "numerics", "pairs",
+          "2nd turn"]
 
 
 def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
@@ -117,7 +112,8 @@ def _row(case: dict[str, Any], settings: ABSettings) -> list[str]:
     return [case["case_id"], *(f"{eps[n]:.1f}" if eps[n] else "" for n in "AB"),
             f"{verdict.ratio:.3f}" if verdict else "",
             f"[{verdict.low:.3f}, {verdict.high:.3f}]" if verdict else "",
-            outcome(case, settings), str(len(case["pairs"])),
+            outcome(case, settings), (case.get("numerics") or {}).get("status", ""),
+            str(len(case["pairs"])),
             f"{second - 1:+.1%}" if (second := second_turn_effect(case)) is not None else ""]
 
 
@@ -135,6 +131,9 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
         elif verdict is not None and verdict.status in (SLOWER, UNDECIDED):
             # Judged now: a kept session judged with another floor may say otherwise.
             lines.append(f"{case['case_id']}: {verdict.describe()}")
+        if failure is None or failure["cause"] != "numerics_differ":  # its message says it
+            lines.extend(f"{case['case_id']}: {said}" for said in numerics_check.lines(case)
+                         if "numerics differ" in said)
         lines.extend(f"{case['case_id']}: side {name}: figure flagged: {said}" for name in "AB"
                      for said in case["sides"].get(name, {}).get("figures_flagged") or [])
         told = ("same", "undecided", "higher") if failure and failure["cause"] == "costs_more" \
@@ -171,11 +170,14 @@ def looks_rule(settings: ABSettings) -> str:
 
 def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     slower = sum(outcome(c, settings) == SLOWER for c in data["cases"])
+    differ = sum((c.get("numerics") or {}).get("status") == numerics_check.DIFFER
+                 for c in data["cases"])
     lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
              describe_sides(data), "",
-             f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor. "
+             f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor"
+             f"{f'; {differ} training to other numbers' if differ else ''}. "
              f"Intervals: {looks_rule(settings)}.", "",
-             "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---:|---:|"]
+             "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---|---:|---:|"]
     for case in data["cases"]:
         cells = _row(case, settings)
         cells[0] = f"`{cells[0]}`"
@@ -187,6 +189,13 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
         lines += ["", "What each side costs besides its steps, B/A over the duets (side B "
                   "costing more beyond the floor fails the case):", ""]
         lines += [f"- `{case_id}`: " + "; ".join(said) for case_id, said in costed]
+    checked = [(case["case_id"], numerics_check.lines(case)[0]) for case in data["cases"]
+               if numerics_check.lines(case)]
+    if checked:
+        lines += ["", "Numerics: both sides trained from side A's initial weights on its "
+                  "batches, losses, first-step gradients and final weights compared within "
+                  "the precision's tolerance (differ fails the case):", ""]
+        lines += [f"- `{case_id}`: {said}" for case_id, said in checked]
     return "\n".join(lines) + "\n"
 
 
@@ -212,31 +221,6 @@ def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
         axes.axhline(edge, color="#c44e52", linewidth=0.8, linestyle="--")
     save(figure, axes, (case["case_id"], "seconds into the measured rounds", "B/A examples/s"),
          path)
-
-
-def benchmark_json(data: dict[str, Any], name: str) -> dict[str, Any]:
-    """Side `name`'s rounds as pytest-benchmark saves a session (round times in seconds)."""
-    benchmarks = []
-    for case in data["cases"]:
-        rates = case["sides"].get(name, {}).get("round_examples_per_sec")
-        if not rates:
-            continue
-        stats = _stats()
-        for rate in rates:  # a round's time, per example: comparable across batch sizes
-            stats.update(1.0 / rate)
-        benchmarks.append({
-            "group": None, "name": f"test_training[{case['case_id']}]",
-            "fullname": f"tfperf/suite/test_training.py::test_training[{case['case_id']}]",
-            "params": {"perf_case": case["case_id"]}, "param": case["case_id"],
-            "extra_info": {k: v for k, v in case["sides"][name].items()
-                           if k != "round_examples_per_sec"},
-            "options": {"timer": "time.perf_counter", "unit": "seconds per example"},
-            "stats": {**stats.as_dict(), "data": list(stats.data), "iterations": 1}})
-    return {"machine_info": {"node": "", "tfperf": {"key": data["machine_key"], "side": name,
-                                                   **data["sides"][name]}},
-            "commit_info": {}, "benchmarks": benchmarks,
-            "datetime": data.get("when") or datetime.datetime.now(datetime.UTC).isoformat(),
-            "version": pytest_benchmark.__version__}
 
 
 def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
@@ -274,7 +258,8 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
         with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as summary:
             summary.write(text)
     for name in "AB":
-        (folder / f"{name}.json").write_text(json.dumps(benchmark_json(data, name), indent=1))
+        side = benchmark_format.benchmark_json(data, name)
+        (folder / f"{name}.json").write_text(json.dumps(side, indent=1))
     for case in data["cases"]:
         if case["pairs"]:
             plot(case, settings, folder / "plots" / f"{slug(case['case_id'])}.png")

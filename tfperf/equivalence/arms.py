@@ -46,8 +46,9 @@ class PendingArm:
 
 class ArmRunner:
     def __init__(self, work_dir: Path, log_dir: Path, timeout_s: float, gpu: bool,
-                 runtime: Runtime = CURRENT) -> None:
+                 runtime: Runtime = CURRENT, log_name: str = "xla-equivalence") -> None:
         self.runtime = runtime  # the TensorFlow under test
+        self.log_name = log_name  # each mode's worker logs to LOG_NAME-MODE.log
         self.gpu = gpu
         # Whether two arms may train at once (see the module's note).
         self.concurrent = not gpu
@@ -63,7 +64,7 @@ class ArmRunner:
             env = xla_modes.environment("auto" if mode == "auto" else "off", dict(os.environ))
             if not self.gpu:
                 env["CUDA_VISIBLE_DEVICES"] = ""  # CPU arms must not touch a GPU
-            worker = Worker(None, env, self.timeout_s, self.log_dir / f"xla-equivalence-{mode}.log",
+            worker = Worker(None, env, self.timeout_s, self.log_dir / f"{self.log_name}-{mode}.log",
                             module="tfperf.worker.xla_arms.arm_server", runtime=self.runtime)
             worker.__enter__()
             self._workers[mode] = worker

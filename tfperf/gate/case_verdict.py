@@ -102,9 +102,9 @@ def assess(run: Run, sources: Sources, rules: GateRules, settings: GateSettings)
         status = FINGERPRINT_DIFFERS if hard_note else statistics.NO_HISTORY
         return CaseGate(run, (), (), status, hard_note, soft_note)
     baseline = sources.entry.cases.get(run.case_id) if sources.entry else None
-    floor = rules.floor(run.case_id, settings.floor)
     verdicts = []
     for metric in METRICS:
+        floor = rules.floor(run.case_id, settings.default_floor(metric), metric.floors)
         now = run.value(metric.name)
         past = [v for r in history if (v := r.value(metric.name)) is not None]
         if now is None or not past:

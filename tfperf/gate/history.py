@@ -35,6 +35,8 @@ class Run:
     round_examples_per_sec: tuple[float, ...]
     scaling_efficiency: float | None = None
     peak_memory_bytes: float | None = None
+    # CPU time (all threads) of the first round beyond a measured round's: tracing, compiling.
+    compile_cpu_s: float | None = None
     commit: str = ""
     verdict: str = ""  # what the gate said when it ran ("" for a refresh's sessions)
     rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
@@ -51,7 +53,8 @@ class Run:
             "examples_per_sec": self.examples_per_sec,
             "round_examples_per_sec": list(self.round_examples_per_sec),
             "scaling_efficiency": self.scaling_efficiency,
-            "peak_memory_bytes": self.peak_memory_bytes, "verdict": self.verdict,
+            "peak_memory_bytes": self.peak_memory_bytes, "compile_cpu_s": self.compile_cpu_s,
+            "verdict": self.verdict,
             "rerun_round_examples_per_sec": list(self.rerun_round_examples_per_sec),
             "wall_s": self.wall_s,
         }
@@ -66,6 +69,7 @@ class Run:
             round_examples_per_sec=tuple(float(r) for r in data["round_examples_per_sec"]),
             scaling_efficiency=_number(data.get("scaling_efficiency")),
             peak_memory_bytes=_number(data.get("peak_memory_bytes")),
+            compile_cpu_s=_number(data.get("compile_cpu_s")),
             verdict=str(data.get("verdict", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),

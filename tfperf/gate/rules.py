@@ -2,6 +2,10 @@
 
     [floors]                       # a case-id substring = its least slowdown that fails
     "fused_elementwise-" = 0.08
+    [memory_floors]                # the least growth of peak memory that fails (default 10%)
+    "resnet50-" = 0.15
+    [compile_floors]               # the least growth of compile time that fails (default 25%)
+    "xla_jit" = 0.4
 
     [[waivers]]                    # a known regression, with a reason and an expiry date
     cases = "resnet50-gpu8"        # a case-id substring
@@ -17,11 +21,11 @@ from __future__ import annotations
 import datetime
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfperf.gate.statistics import METRICS
+from tfperf.gate.statistics import FLOOR_TABLES, METRICS
 
 FILE_NAME = "gate.toml"
 
@@ -46,13 +50,16 @@ class Waiver:
 
 @dataclass(frozen=True)
 class GateRules:
-    floors: Mapping[str, float]
+    floors: Mapping[str, float]  # throughput and scaling efficiency
     waivers: tuple[Waiver, ...] = ()
+    # The other figures' floors, by table name (memory_floors, compile_floors).
+    other_floors: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
-    def floor(self, case_id: str, default: float) -> float:
+    def floor(self, case_id: str, default: float, table: str = "floors") -> float:
         """The floor of the longest pattern in the case id; the default when none matches."""
-        matching = [p for p in self.floors if p in case_id]
-        return self.floors[max(matching, key=len)] if matching else default
+        floors = self.floors if table == "floors" else self.other_floors.get(table, {})
+        matching = [p for p in floors if p in case_id]
+        return floors[max(matching, key=len)] if matching else default
 
     def waiver(self, case_id: str, metric: str) -> Waiver | None:
         """The waiver that covers this figure (an unexpired one first), if any."""
@@ -95,15 +102,20 @@ def load(baselines: Path) -> GateRules:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise RulesError(f"{path} is not readable TOML: {error}") from None
-    unknown = set(data) - {"floors", "waivers"}
+    unknown = set(data) - {*FLOOR_TABLES, "waivers"}
     if unknown:
-        raise RulesError(f"{path}: unknown table {sorted(unknown)[0]!r}; valid: floors, waivers")
-    floors = data.get("floors", {})
-    if not isinstance(floors, dict):
-        raise RulesError(f"{path}: [floors] must map case-id substrings to fractions")
+        raise RulesError(f"{path}: unknown table {sorted(unknown)[0]!r}; valid: "
+                         f"{', '.join(FLOOR_TABLES)}, waivers")
+    tables = {}
+    for table in FLOOR_TABLES:
+        floors = data.get(table, {})
+        if not isinstance(floors, dict):
+            raise RulesError(f"{path}: [{table}] must map case-id substrings to fractions")
+        tables[table] = {pattern: _fraction(f"{path} {table}.{pattern}", v)
+                         for pattern, v in floors.items()}
     waivers = data.get("waivers", [])
     if not isinstance(waivers, list):
         raise RulesError(f"{path}: waivers must be [[waivers]] tables")
     return GateRules(
-        {pattern: _fraction(f"{path} floors.{pattern}", v) for pattern, v in floors.items()},
-        tuple(_waiver(f"{path} waiver {i + 1}", w) for i, w in enumerate(waivers)))
+        tables.pop("floors"),
+        tuple(_waiver(f"{path} waiver {i + 1}", w) for i, w in enumerate(waivers)), tables)

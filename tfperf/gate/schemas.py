@@ -34,6 +34,7 @@ RUN: dict[str, Any] = {
         "round_examples_per_sec": {**_RATES, "minItems": 1},
         "scaling_efficiency": _OPTIONAL_NUMBER,
         "peak_memory_bytes": _OPTIONAL_NUMBER,
+        "compile_cpu_s": _OPTIONAL_NUMBER,
         "verdict": {"type": "string"},
         "rerun_round_examples_per_sec": _RATES,
         "wall_s": _OPTIONAL_NUMBER,

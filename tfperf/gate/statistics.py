@@ -6,8 +6,8 @@ per-run medians of its history: median and MAD) and larger than the effect floor
 history (fewer than `min_history` runs) the significance test becomes a percentage threshold
 derived from the measured spread, never tighter than the floor. A flagged throughput is
 confirmed by a one-sided Mann-Whitney U test of the re-run's rounds against the stored rounds,
-and by the re-run being slower by the same effect; scaling efficiency and peak memory, one
-figure per run, by the effect alone. Pure functions: no files, no TensorFlow.
+and by the re-run being slower by the same effect; scaling efficiency, peak memory and compile
+time, one figure per run, by the effect alone. Pure functions: no files, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -32,6 +32,15 @@ class GateSettings:
     min_history: int = 10  # fewer runs: the spread-derived percentage threshold instead
     history_limit: int = 30  # the most recent runs that make the baseline
     alpha: float = 0.01  # Mann-Whitney U significance of the re-run's confirmation
+    # The least growth of peak memory and of compile time that fails a case (gate.toml's
+    # memory_floors and compile_floors override them per case): the A/B cost floors, set
+    # from A/A spreads (docs/ab.md).
+    memory_floor: float = 0.10
+    compile_floor: float = 0.25
+
+    def default_floor(self, metric: Metric) -> float:
+        return {"memory_floors": self.memory_floor, "compile_floors": self.compile_floor
+                }.get(metric.floors, self.floor)
 
 
 @dataclass(frozen=True)
@@ -39,11 +48,14 @@ class Metric:
     name: str  # the Run attribute
     label: str
     higher_is_better: bool
+    floors: str = "floors"  # the table of gate.toml that holds its per-case floors
 
 
 THROUGHPUT = Metric("examples_per_sec", "throughput", True)
 METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
-           Metric("peak_memory_bytes", "peak memory", False))
+           Metric("peak_memory_bytes", "peak memory", False, "memory_floors"),
+           Metric("compile_cpu_s", "compile time", False, "compile_floors"))
+FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
 OK, FLAGGED, REGRESSION, NOT_CONFIRMED, FASTER, NO_HISTORY = (
     "ok", "flagged", "regression", "not confirmed", "faster: baseline stale", "no history")

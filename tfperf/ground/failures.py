@@ -16,11 +16,12 @@ CAUSES = (
     "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
     "slower",  # an A/B comparison found side B slower than side A beyond its floor
     "costs_more",  # an A/B comparison found side B compiling longer or taking more memory
+    "numerics_differ",  # an A/B comparison found side B training to other numbers
 )
 
 # Failures that are an A/B comparison's findings, not errors: the case ran to its verdicts, so
 # its speed verdict stands beside them (a bisection follows speed through a costlier commit).
-AB_FINDINGS = frozenset({"slower", "costs_more"})
+AB_FINDINGS = frozenset({"slower", "numerics_differ", "costs_more"})
 
 
 class CaseFailure(Exception):

@@ -222,7 +222,9 @@ class CaseRunner:
             when=history.now(), session=self.session,
             examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
             round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
-            peak_memory_bytes=float(peak) if peak else None, wall_s=measured.wall_s)
+            peak_memory_bytes=float(peak) if peak else None,
+            compile_cpu_s=figures.compile_cpu_s(measured.ready, measured.finished),
+            wall_s=measured.wall_s)
 
     def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
         """A second, independent measurement of a flagged case: a fresh worker. It profiles

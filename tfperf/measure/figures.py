@@ -5,6 +5,7 @@ worker reported, as extra_info carries them."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,7 @@ def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, A
         # Below zero is flagged (sanity.suspect), never clamped: it says no compile time was
         # measurable, which zero would hide.
         "compile_s": ready["first_round_s"] - median_round,
+        "compile_cpu_s": compile_cpu_s(ready, finished),
         # What a user waits for before training starts: setup, tracing and compilation.
         "time_to_first_step_s": ready["setup_s"] + ready["first_round_s"]
         - (k - 1) * float(np.median(steps)),
@@ -180,3 +182,12 @@ def unsteady(retraces: int, compilations: int) -> str:
     if compilations:
         said.append(f"XLA compiled {compilations} more time(s)")
     return " and ".join(said)
+
+
+def compile_cpu_s(ready: Mapping[str, Any], finished: Mapping[str, Any]) -> float | None:
+    """The CPU time (all threads) of a worker's first round beyond that of a measured round:
+    tracing and compiling. CPU time, since workers that warm up together (an A/B duet, a
+    cluster's tasks) stretch each other's wall time; None from a worker that did not say."""
+    first, measured = ready.get("first_round_cpu_s"), finished.get("round_cpu_s")
+    return float(first) - float(measured) if first is not None and measured is not None \
+        else None

@@ -20,6 +20,7 @@ def logical_gpu_memory_mb(case: Case, gpu_memory_bytes: int) -> int | None:
 def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memory_bytes: int
                 ) -> WorkerSpec:
     size = options.size
+    costs_up = options.cost_injection  # test-only
     return WorkerSpec(
         case=case.axis_values(),
         workload_path=str(info.path),
@@ -34,6 +35,8 @@ def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memo
         file_layout=options.file_layout,
         cluster=options.cluster,
         retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id else None,
+        inject_compile_s=costs_up.compile_s if costs_up else 0.0,
+        inject_memory_mb=costs_up.memory_mb if costs_up else 0,
     )
 
 

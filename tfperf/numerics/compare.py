@@ -43,6 +43,9 @@ class ArmSpec:
     # Examples reversed within each batch: the same maths in another order (the noise floor).
     permute: bool = False
     fault: str | None = None  # tfperf.worker.xla_arms.numeric_faults; test-only
+    # Test-only: the loss (and so every gradient) multiplied by 1 + perturb: the A/B numerics
+    # check's injected change (--perf-inject-numerics).
+    perturb: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -53,7 +56,7 @@ class ArmSpec:
 
     def reference(self) -> ArmSpec:
         """The non-XLA arm this one is compared with."""
-        return replace(self, xla="off", fault=None, permute=False)
+        return replace(self, xla="off", fault=None, permute=False, perturb=0.0)
 
 
 @dataclass
@@ -63,6 +66,9 @@ class Trajectory:
     initial: list[np.ndarray]
     gradients: list[np.ndarray]
     weights: list[np.ndarray]
+    # The batches it trained on (features, labels; batch axis second), as made: another arm
+    # started from this one's weights trains on exactly these.
+    batches: tuple[np.ndarray, np.ndarray]
 
     @classmethod
     def load(cls, path: Path) -> Trajectory:
@@ -74,13 +80,16 @@ class Trajectory:
                 initial=[data[f"initial_{i}"] for i in range(count)],
                 gradients=[data[f"gradient_{i}"] for i in range(count)],
                 weights=[data[f"weight_{i}"] for i in range(count)],
+                batches=(data["batch_features"], data["batch_labels"]),
             )
 
 
 def save(path: Path, losses: list[float], names: list[str], initial: list[np.ndarray],
-         gradients: list[np.ndarray], weights: list[np.ndarray]) -> None:
+         gradients: list[np.ndarray], weights: list[np.ndarray],
+         batches: tuple[np.ndarray, np.ndarray]) -> None:
     arrays = {"losses": np.asarray(losses, dtype=np.float64), "names": np.asarray(names),
-              "count": np.asarray(len(names))}
+              "count": np.asarray(len(names)), "batch_features": batches[0],
+              "batch_labels": batches[1]}
     for i, (start, grad, end) in enumerate(zip(initial, gradients, weights, strict=True)):
         arrays[f"initial_{i}"] = start
         arrays[f"gradient_{i}"] = grad
@@ -88,10 +97,20 @@ def save(path: Path, losses: list[float], names: list[str], initial: list[np.nda
     np.savez(path, **arrays)  # type: ignore[arg-type]
 
 
+def _identical(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+    """Bit for bit: the same dtypes, shapes and bytes (NaN payloads included)."""
+    return len(a) == len(b) and all(x.dtype == y.dtype and x.shape == y.shape
+                                    and x.tobytes() == y.tobytes() for x, y in zip(a, b, strict=True))
+
+
 def same_start(a: Trajectory, b: Trajectory) -> bool:
     """Whether two arms started from exactly the same weights."""
-    return a.names == b.names and all(
-        x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(a.initial, b.initial, strict=True))
+    return a.names == b.names and _identical(a.initial, b.initial)
+
+
+def same_batches(a: Trajectory, b: Trajectory) -> bool:
+    """Whether two arms trained on exactly the same batches."""
+    return _identical(list(a.batches), list(b.batches))
 
 
 def relative_error(candidate: np.ndarray, reference: np.ndarray) -> float:
@@ -141,12 +160,13 @@ def _model_error(names: list[str], candidate: list[np.ndarray],
     return error, names[worst] if names else ""
 
 
-def differences(reference: Trajectory, candidate: Trajectory) -> Differences:
+def differences(reference: Trajectory, candidate: Trajectory,
+                labels: tuple[str, str] = ("reference", "XLA arm")) -> Differences:
     if reference.names != candidate.names:
         raise ValueError(f"the arms built different models: {reference.names[:3]}... vs "
                          f"{candidate.names[:3]}...")
-    found = Differences(non_finite=_non_finite("reference", reference)
-                        + _non_finite("XLA arm", candidate))
+    found = Differences(non_finite=_non_finite(labels[0], reference)
+                        + _non_finite(labels[1], candidate))
     if found.non_finite:
         return found
     for step, (a, b) in enumerate(zip(candidate.losses, reference.losses, strict=True)):

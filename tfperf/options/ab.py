@@ -63,6 +63,10 @@ def add(group: Any) -> None:
                          "and in its peak device and host memory, that its cost verdicts call "
                          "higher or lower (default: "
                          f"{defaults.time_cost_floor * 100:g}:{defaults.memory_cost_floor * 100:g}).")
+    group.addoption("--perf-ab-numerics", metavar="on|off",
+                    help="Whether each case also trains both sides from side A's initial "
+                         "weights on side A's batches and judges whether their losses, "
+                         "gradients and weights agree (default: on).")
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
@@ -78,9 +82,15 @@ def _variables(items: list[str]) -> dict[str, str]:
     return found
 
 
+def _on_off(text: str) -> bool:
+    if text.strip() not in ("on", "off"):
+        raise ValueError(text)
+    return text.strip() == "on"
+
+
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
               duets: str | None, relay: str | None, confidence: str | None = None,
-              cost_floors: str | None = None) -> ABSettings:
+              cost_floors: str | None = None, numerics: str | None = None) -> ABSettings:
     defaults = ABSettings()
 
     def two_percentages(text: str) -> tuple[float, float]:
@@ -114,7 +124,9 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
                                                defaults.memory_cost_floor), two_percentages,
         lambda v: 0 < v[0] < 10 and 0 < v[1] < 10,
         "TIME:MEMORY, two percentages above 0 and below 1000, e.g. 25:10")
-    settings = replace(settings, time_cost_floor=time_floor, memory_cost_floor=memory_floor)
+    settings = replace(settings, time_cost_floor=time_floor, memory_cost_floor=memory_floor,
+                       numerics=number("--perf-ab-numerics", numerics, defaults.numerics,
+                                       _on_off, lambda _: True, "on or off"))
     # The verdict estimates each duet's own speed from its pairs and the order effect from
     # their spread within duets (random_effects.py): the first look needs two pairs a duet.
     if settings.min_pairs < 2 * settings.duets:
@@ -134,7 +146,8 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
                  "--perf-ab-pairs": get("perf_ab_pairs"),
                  "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets"),
                  "--perf-ab-relay": get("perf_ab_relay"),
-                 "--perf-ab-cost-floors": get("perf_ab_cost_floors")}
+                 "--perf-ab-cost-floors": get("perf_ab_cost_floors"),
+                 "--perf-ab-numerics": get("perf_ab_numerics")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -149,5 +162,6 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         baseline_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
                            get("perf_ab_duets"), get("perf_ab_relay"),
-                           get("perf_ab_confidence"), get("perf_ab_cost_floors")),
+                           get("perf_ab_confidence"), get("perf_ab_cost_floors"),
+                           get("perf_ab_numerics")),
     )

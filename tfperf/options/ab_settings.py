@@ -53,6 +53,9 @@ class ABSettings:
     # first step, and peak device and host memory. Set from A/A sessions (docs/ab.md).
     time_cost_floor: float = 0.25
     memory_cost_floor: float = 0.10
+    # Whether each case also trains both sides from the same weights on the same batches and
+    # compares their numbers (tfperf.ab.numerics_check).
+    numerics: bool = True
 
     def looks(self) -> list[int]:
         """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens the intervals of the others, and

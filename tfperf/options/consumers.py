@@ -85,3 +85,4 @@ class CompareOptions:
     settings: ABSettings
     timeout_s: float
     tier: Tier
+    numerics_injection: float = 0.0  # test-only: side B's loss up by this many tolerances

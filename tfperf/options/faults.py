@@ -1,5 +1,5 @@
 """Test-only options: faults and injections that prove a check works (the gate's slowdown, the
-steady-state check's retrace, the figures' disturbed yardstick, the A/B cost verdicts)."""
+steady-state check's retrace, the figures' disturbed yardstick, the A/B cost and numerics verdicts)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,12 @@ def add(group: pytest.OptionGroup) -> None:
                          "bursts' work and reports one's, as a disturbed burst reads.")
     group.addoption("--perf-inject-cost", metavar="compile=SECONDS|memory=MIB", action="append",
                     default=[],
-                    help="For testing the A/B cost verdicts only: side B's workers burn "
-                         "SECONDS more CPU in their first round, or hold MIB more on the device.")
+                    help="For testing the cost verdicts only: the workers (in an A/B session, "
+                         "side B's) burn SECONDS more CPU in their first round, or hold MIB "
+                         "more on the device.")
+    group.addoption("--perf-inject-numerics", metavar="TOLERANCES",
+                    help="For testing the A/B numerics verdict only: side B's numerics arm "
+                         "multiplies its loss by 1 + this many of the case's loss tolerances.")
 
 
 def yardstick_fault(text: str) -> YardstickFault:
@@ -70,6 +74,9 @@ def parse(get: Callable[[str], Any]) -> dict[str, Any]:
         if get("perf_inject_slowdown") else None,
         "retrace_fault": get("perf_retrace_fault") or None,
         "cost_injection": cost_injection(get("perf_inject_cost")),
+        "numerics_injection": positive_float("--perf-inject-numerics",
+                                             get("perf_inject_numerics"))
+        if get("perf_inject_numerics") else 0.0,
         "yardstick_fault": yardstick_fault(get("perf_yardstick_fault"))
         if get("perf_yardstick_fault") else None,
     }

@@ -66,6 +66,7 @@ class PerfOptions:
     retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
     yardstick_fault: YardstickFault | None = None  # test-only: disturbed yardstick bursts
     cost_injection: CostInjection | None = None  # test-only: side B's costs raised
+    numerics_injection: float = 0.0  # test-only: side B's loss changed, in tolerances
     xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
@@ -81,7 +82,8 @@ class PerfOptions:
 
     @property
     def compare(self) -> CompareOptions:
-        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier)
+        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier,
+                              self.numerics_injection)
 
     @property
     def worker(self) -> WorkerOptions:

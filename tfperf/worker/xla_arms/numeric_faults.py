@@ -1,7 +1,8 @@
 """Deliberate numerical faults, for proving that the XLA equivalence check can fail.
 
 Test-only: the equivalence property injects one into its XLA arm when asked
-(`--perf-xla-fault`), never in a measured case. Each is a change a real compiler bug could
+(`--perf-xla-fault`), and the A/B numerics check a scaled loss into side B's arm
+(`--perf-inject-numerics`), never in a measured case. Each is a change a real compiler bug could
 make: a gradient off by a factor, a term of the loss lost, a constant changed, a NaN.
 """
 
@@ -59,3 +60,21 @@ class FaultyWorkload:
         if self.fault == "nan":
             return loss + float("nan")
         return loss
+
+
+class ScaledLoss:
+    """A workload whose loss, and so every gradient, is multiplied by 1 + `by`: a change of a
+    size the A/B numerics check's injection sets in tolerances."""
+
+    def __init__(self, workload: Workload, by: float) -> None:
+        self._workload = workload
+        self.by = by
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._workload, name)
+
+    def loss(self, labels: tf.Tensor, outputs: Any) -> tf.Tensor:
+        # In float64: a change of one tolerance (1e-6 of the loss for a small fp32 model) is
+        # a few float32 ulps, which a float32 product would round away unevenly.
+        loss = tf.cast(self._workload.loss(labels, outputs), tf.float64)
+        return tf.cast(loss * (1.0 + self.by), tf.float32)

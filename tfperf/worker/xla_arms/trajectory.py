@@ -17,7 +17,7 @@ from tfperf.numerics import compare
 from tfperf.worker import strategies
 from tfperf.worker.proofs import xla_trace
 from tfperf.worker.training import loop
-from tfperf.worker.xla_arms.numeric_faults import FaultyWorkload
+from tfperf.worker.xla_arms.numeric_faults import FaultyWorkload, ScaledLoss
 from tfperf.workload import ModelConfig, Workload, load_module
 
 
@@ -29,8 +29,14 @@ def run(spec: compare.ArmSpec, workload_path: Path, out: Path,
     workload: Workload = load_module(workload_path)
     if spec.fault:
         workload = FaultyWorkload(workload, spec.fault)
+    if spec.perturb:
+        workload = ScaledLoss(workload, spec.perturb)
     config = ModelConfig(spec.size, spec.batch_size, spec.data_format, spec.seed)
-    features, labels = workload.make_batches(config, spec.steps)
+    # Started from another arm's file: its weights and its very batches, whatever this
+    # process's NumPy or TensorFlow would have made of the seed.
+    start = compare.Trajectory.load(initial) if initial is not None else None
+    made = start.batches if start is not None else workload.make_batches(config, spec.steps)
+    features, labels = made
     if spec.permute:
         features, labels = features[:, ::-1].copy(), labels[:, ::-1].copy()
     with xla_trace.traced() as activity:
@@ -39,9 +45,8 @@ def run(spec: compare.ArmSpec, workload_path: Path, out: Path,
             strategies.load("single").create([spec.device], strategies.StrategySettings()),
             spec.device, MODES[spec.xla].jit_compile, spec.precision, batches=(features, labels))
         variables = trainer.model.weights
-        if initial is not None:
-            start = compare.Trajectory.load(initial).initial
-            for variable, value in zip(variables, start, strict=True):
+        if start is not None:
+            for variable, value in zip(variables, start.initial, strict=True):
                 variable.assign(np.asarray(value).astype(variable.dtype))
         names = [variable.path for variable in variables]
         initial_values = [np.asarray(variable.numpy()) for variable in variables]
@@ -54,5 +59,6 @@ def run(spec: compare.ArmSpec, workload_path: Path, out: Path,
         # Non-trainable variables (moving averages) have no gradient: zeros compare equal.
         [gradients.get(id(v), np.zeros(v.shape, np.float32)) for v in variables],
         [np.asarray(variable.numpy()) for variable in variables],
+        made,
     )
     return activity

@@ -1,0 +1,101 @@
+"""How often does the A/B numerics verdict say `differ`? A/A sessions, and sessions whose side B
+changes its numbers on purpose.
+
+Every session is a real `pytest perf/` A/B session (--perf-baseline, default current: an A/A)
+of the selected cases, in a fresh process, with few pairs (the speed verdict is not what is
+measured here). Each session draws its own seed, so each trains from new initial weights on
+new batches. With --inject T, side B's loss is multiplied by 1 + T loss tolerances
+(--perf-inject-numerics). Per case it counts `same`, `differ` and failures, gives the rate of
+`differ` with its 95% binomial interval, and the largest difference seen of each kind as a
+fraction of its tolerance.
+
+    python benchmarks/ab_numerics.py --sessions 20 --out numerics-aa.json
+    python benchmarks/ab_numerics.py --sessions 20 --inject 1.1 --out numerics-1.1.json
+    python benchmarks/ab_numerics.py --sessions 1 --baseline tensorflow-cpu==2.20.0 -k cpu
+
+Run it from a clone (`PYTHONPATH=<clone> python <clone>/benchmarks/ab_numerics.py`), since the
+sessions write .perf-results/ there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tfperf.bisect.simulated_bisections import binomial_interval  # noqa: E402 (the path above)
+
+DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
+             "and default and single and fp32 and synthetic")
+# Enough rounds per worker that every workload's loss falls; the speed verdict is not read.
+QUICK = ("--perf-ab-pairs=16:16", "--perf-ab-duets=2", "--perf-ab-floor=40")
+
+
+def session(args: argparse.Namespace) -> tuple[dict[str, Any] | None, float]:
+    folder = ROOT / ".perf-results" / "ab"
+    before = set(folder.glob("*.json")) if folder.exists() else set()
+    command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q", "-p",
+               "no:cacheprovider", "-k", args.k, f"--perf-baseline={args.baseline}", *QUICK,
+               *([f"--perf-inject-numerics={args.inject:g}"] if args.inject else []),
+               *args.pytest_args]
+    started = time.monotonic()
+    subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - started
+    new = sorted(set(folder.glob("*.json")) - before)
+    return (json.loads(new[-1].read_text()) if new else None), seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--inject", type=float, default=0.0,
+                        help="side B's loss up by this many loss tolerances")
+    parser.add_argument("--baseline", default="current")
+    parser.add_argument("-k", default=DEFAULT_K)
+    parser.add_argument("--out", type=Path, default=Path("ab-numerics.json"))
+    parser.add_argument("pytest_args", nargs="*", help="more pytest options, after --")
+    args = parser.parse_args()
+    kept: list[dict[str, Any]] = []
+    for number in range(args.sessions):
+        data, seconds = session(args)
+        for case in (data or {}).get("cases", []):
+            numerics = case.get("numerics") or {}
+            kept.append({"session": number, "case": case["case_id"],
+                         "status": numerics.get("status") or f"failed: "
+                         f"{(case.get('failure') or {}).get('cause', 'before numerics')}",
+                         "seed": numerics.get("seed"),
+                         **{kind: numerics.get(kind) for kind in ("loss", "gradients",
+                                                                  "weights")},
+                         "tolerance": numerics.get("tolerance"),
+                         "problems": numerics.get("problems"), "seconds": round(seconds)})
+        print(f"session {number}: {[(k['case'].split('-')[0], k['status']) for k in kept[-3:]]}"
+              f" in {seconds:.0f} s", flush=True)
+        args.out.write_text(json.dumps(kept, indent=1))
+    by_case: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in kept:
+        by_case[row["case"]].append(row)
+    print(f"\n{args.sessions} sessions, --perf-baseline={args.baseline}, inject "
+          f"{args.inject:g} tolerances, {' '.join(QUICK)} {' '.join(args.pytest_args)}")
+    for case_id, rows in sorted(by_case.items()):
+        judged = [r for r in rows if r["status"] in ("same", "differ")]
+        differ = sum(r["status"] == "differ" for r in judged)
+        low, high = binomial_interval(differ, len(judged)) if judged else (0.0, 1.0)
+        largest = {kind: max((r[kind] / r["tolerance"][kind] for r in judged), default=None)
+                   for kind in ("loss", "gradients", "weights")}
+        print(f"{case_id}: differ {differ} of {len(judged)} (95% interval [{low:.2f}, "
+              f"{high:.2f}]), failed {len(rows) - len(judged)}; largest difference / tolerance:"
+              + "".join(f" {kind} {value:.3g}" for kind, value in largest.items()
+                        if value is not None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

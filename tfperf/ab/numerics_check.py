@@ -1,0 +1,140 @@
+"""Did side B train to the same numbers as side A? The verdict beside the speed verdict.
+
+Each side trains the case's workload, in the case's XLA mode, data format and precision, for
+STEPS steps on one device, as the XLA equivalence check's arms do (size tiny, batch 8: where
+its tolerances were measured, tfperf/numerics/tolerances.py), in its own TensorFlow and
+environment. Side A starts from its seeded initial weights on its seeded batches and writes
+both; side B starts from exactly those (checked bit for bit), so any difference is what side
+B's TensorFlow, settings or workloads did with them. Their losses at every step, first-step
+gradients and final weights compare within the precision's measured tolerance:
+`numerics same`, or `numerics differ` with what, where and against which tolerance (the case
+fails `numerics_differ`).
+
+The seed is the session's own, so each session draws new weights and batches. One device and
+one replica, whatever the case's strategy: a multi-device reduction sums in an order of its
+own, which the tolerances were not measured for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfperf.cases.matrix import Case
+from tfperf.equivalence.arms import ArmResult, ArmRunner
+from tfperf.equivalence.check import MAX_STEPS
+from tfperf.ground.failures import CaseFailure
+from tfperf.numerics import compare
+from tfperf.numerics.tolerances import Tolerance, tolerance
+from tfperf.processes.runtime import Runtime
+
+SAME, DIFFER = "same", "differ"
+SIZE, BATCH, STEPS = "tiny", 8, MAX_STEPS
+
+
+@dataclass(frozen=True)
+class NumericsVerdict:
+    status: str  # same or differ
+    problems: list[str]  # what is beyond the tolerance, one line each
+    loss: float  # the largest relative difference of a step's loss
+    loss_step: int
+    gradients: float  # norm-wise relative, first step
+    gradients_at: str
+    weights: float  # norm-wise relative, after the last step
+    weights_at: str
+    tolerance: dict[str, float]
+    seed: int
+    steps: int = STEPS
+    batch_size: int = BATCH
+    perturb: float = 0.0  # side B's injected change (test-only), relative
+    xla_executions: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        where = (f"{self.steps} steps of batch {self.batch_size} from side A's weights and "
+                 f"batches, seed {self.seed}")
+        if self.status == DIFFER:
+            return f"numerics differ ({where}): {'; '.join(self.problems)}"
+        limit = self.tolerance
+        return (f"numerics same ({where}): loss {self.loss:.2g} (step {self.loss_step}), "
+                f"first-step gradients {self.gradients:.2g}, final weights "
+                f"{self.weights:.2g}; tolerance {limit['loss']:.2g} / "
+                f"{limit['gradients']:.2g} / {limit['weights']:.2g}")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def judge(a: compare.Trajectory, b: compare.Trajectory, limit: Tolerance,
+          seed: int, perturb: float = 0.0, xla_executions: Mapping[str, int] | None = None
+          ) -> NumericsVerdict:
+    """Side B's trajectory against side A's; a CaseFailure (configuration) if side B did not
+    start from exactly side A's weights and batches, for then the comparison proves nothing."""
+    if not (compare.same_start(a, b) and compare.same_batches(a, b)):
+        raise CaseFailure("configuration", "side B's numerics arm did not start from exactly "
+                          "side A's initial weights and batches: the comparison proves nothing")
+    found = compare.differences(a, b, ("side A", "side B"))
+    problems = compare.problems(found, limit)
+    return NumericsVerdict(DIFFER if problems else SAME, problems, found.loss, found.loss_step,
+                           found.gradients, found.gradients_at, found.weights, found.weights_at,
+                           asdict(limit), seed, len(a.losses), perturb=perturb,
+                           xla_executions=dict(xla_executions or {}))
+
+
+class NumericsCheck:
+    """The session's arms: one runner per side and device kind, whose workers (one per XLA
+    mode) live across the session's cases, so TensorFlow is imported once per side."""
+
+    def __init__(self, runtimes: Mapping[str, Runtime], work_dir: Path, log_dir: Path,
+                 timeout_s: float) -> None:
+        self.runtimes = runtimes
+        self.work_dir = work_dir
+        self.log_dir = log_dir
+        self.timeout_s = timeout_s
+        self._runners: dict[tuple[str, bool], ArmRunner] = {}
+
+    def _runner(self, side: str, gpu: bool) -> ArmRunner:
+        key = (side, gpu)
+        if key not in self._runners:
+            folder = self.work_dir / f"{side}-{'gpu' if gpu else 'cpu'}"
+            folder.mkdir(parents=True, exist_ok=True)
+            self._runners[key] = ArmRunner(folder, self.log_dir, self.timeout_s, gpu,
+                                           self.runtimes[side], f"ab-numerics-side-{side}")
+        return self._runners[key]
+
+    def compare(self, case: Case, workloads: Mapping[str, Path], seed: int,
+                perturb_tolerances: float = 0.0) -> NumericsVerdict:
+        """Train side A, then side B from A's file; judge. `perturb_tolerances` (test-only)
+        scales side B's loss up by that many of the case's loss tolerances."""
+        gpu = case.device_kind == "gpu"
+        limit = tolerance(case.workload, case.precision)
+        perturb = perturb_tolerances * limit.loss
+        spec = compare.ArmSpec(case.workload, SIZE, BATCH, case.data_format, case.precision,
+                               seed, STEPS, case.xla,
+                               "/device:GPU:0" if gpu else "/device:CPU:0")
+        arms: dict[str, ArmResult] = {}
+        for side, initial in (("A", None), ("B", "A")):
+            try:
+                arms[side] = self._runner(side, gpu).run(
+                    spec if side == "A" else compare.ArmSpec(**{**asdict(spec),
+                                                                "perturb": perturb}),
+                    workloads[side], arms[initial].path if initial else None)
+            except CaseFailure as failure:
+                raise CaseFailure(failure.cause, f"side {side}'s numerics arm: "
+                                  f"{failure.message}", failure.log_tail, failure.phase,
+                                  failure.log_path) from None
+        return judge(arms["A"].trajectory, arms["B"].trajectory, limit, seed, perturb,
+                     {side: arm.xla_executions for side, arm in arms.items()})
+
+    def close(self) -> None:
+        for runner in self._runners.values():
+            runner.close()
+        self._runners.clear()
+
+
+def lines(case: Mapping[str, Any]) -> list[str]:
+    """The verdict, as an A/B session file keeps it (none for a case judged before numerics
+    were, or that failed before them)."""
+    kept = case.get("numerics")
+    return [NumericsVerdict(**kept).describe()] if kept else []

@@ -36,7 +36,7 @@ from tfperf.bisect.simulated_bisections import binomial_interval  # noqa: E402 (
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
              "and default and single and fp32 and synthetic")
 # Enough rounds per worker that every workload's loss falls; the speed verdict is not read.
-QUICK = ("--perf-ab-pairs=16:16", "--perf-ab-duets=2", "--perf-ab-floor=40")
+QUICK = ("--perf-ab-pairs=16:16", "--perf-ab-duets=2", "--perf-ab-relay=0", "--perf-ab-floor=40")
 
 
 def session(args: argparse.Namespace) -> tuple[dict[str, Any] | None, float]:

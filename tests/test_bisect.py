@@ -72,6 +72,8 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         # Each step's A/B session is kept as every A/B session is.
         assert {c.document["case_id"] for c in store.ab_cases()} == {CASE_ID}
         assert len(store.ab_cases()) == 3
+        # Steps follow speed: no numerics arms trained.
+        assert all(c.document["numerics"] is None for c in store.ab_cases())
     finally:
         store.close()
 

@@ -103,7 +103,9 @@ class StepRunner:
             b_folder, a_folder = self.workloads_of(candidate), self.workloads_of(good)
         except ValueError as error:
             return Unusable(f"cannot check out: {error}")
-        args = [self.selection.node, *self.selection.pytest_args,
+        # A step follows speed: the numerics check's extra training is left out unless the
+        # user's own arguments (after it, so theirs win) ask for it.
+        args = [self.selection.node, "--perf-ab-numerics=off", *self.selection.pytest_args,
                 f"--perf-tensorflow={candidate.tensorflow}", f"--perf-baseline={good.tensorflow}",
                 f"--perf-ab-floor={level.floor * 100:.6g}",
                 f"--perf-ab-confidence={level.confidence * 100:.6g}",

@@ -7,6 +7,7 @@ step, the difference and the tolerance."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,14 @@ def test_the_verdict_names_the_step_and_the_tolerance_and_needs_an_identical_sta
         with pytest.raises(CaseFailure, match="did not start from exactly side A's") as failed:
             numerics_check.judge(a, other, TINYCNN, 7)
         assert failed.value.cause == "configuration"
+    # Another Keras may name the variables otherwise: they pair by position, shapes checked.
+    renamed = numerics_check.judge(a, replace(_trajectory([2.0, 1.5, 1.0]), names=["d/k"]),
+                                   TINYCNN, 7)
+    assert renamed.status == numerics_check.SAME
+    other = replace(a, initial=[np.ones(4, np.float32)], names=["dense_1/kernel"])
+    with pytest.raises(CaseFailure, match="the sides built different models: side A has 1 "
+                       "variables, side B 1, first apart: dense/kernel vs dense_1/kernel"):
+        numerics_check.judge(a, other, TINYCNN, 7)
 
 
 def _case(suite: pytest.Pytester) -> dict[str, Any]:

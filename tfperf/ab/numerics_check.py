@@ -18,7 +18,7 @@ own, which the tolerances were not measured for.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,14 @@ def judge(a: compare.Trajectory, b: compare.Trajectory, limit: Tolerance,
           ) -> NumericsVerdict:
     """Side B's trajectory against side A's; a CaseFailure (configuration) if side B did not
     start from exactly side A's weights and batches, for then the comparison proves nothing."""
+    shapes = [[(x.dtype.str, x.shape) for x in t.initial] for t in (a, b)]
+    if shapes[0] != shapes[1]:
+        raise CaseFailure("configuration", f"the sides built different models: side A has "
+                          f"{len(a.names)} variables, side B {len(b.names)}, first apart: "
+                          + next((f"{x} vs {y}" for x, y in zip(a.names, b.names, strict=False)
+                                  if x != y), "their shapes or dtypes"))
+    # Variables pair by position: another Keras may name them otherwise.
+    b = replace(b, names=a.names)
     if not (compare.same_start(a, b) and compare.same_batches(a, b)):
         raise CaseFailure("configuration", "side B's numerics arm did not start from exactly "
                           "side A's initial weights and batches: the comparison proves nothing")

@@ -12,6 +12,13 @@ fraction of its tolerance.
     python benchmarks/ab_numerics.py --sessions 20 --out numerics-aa.json
     python benchmarks/ab_numerics.py --sessions 20 --inject 1.1 --out numerics-1.1.json
     python benchmarks/ab_numerics.py --sessions 1 --baseline tensorflow-cpu==2.20.0 -k cpu
+    python benchmarks/ab_numerics.py --direct --sessions 20 --inject 1.1
+
+--direct runs the numerics check alone, as an A/B session's runner calls it after a case's
+pairs (tfperf.ab.numerics_check.NumericsCheck.compare, both sides the current TensorFlow):
+each "session" starts its own two arm workers, draws a seed of its own and checks every
+workload of --workloads (fp32, NHWC, XLA off, one CPU); no speed is measured. Minutes where
+the sessions take hours on a busy machine.
 
 Run it from a clone (`PYTHONPATH=<clone> python <clone>/benchmarks/ab_numerics.py`), since the
 sessions write .perf-results/ there.
@@ -21,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,7 +40,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfperf.bisect.simulated_bisections import binomial_interval  # noqa: E402 (the path above)
+from tfperf.ab.numerics_check import NumericsCheck  # noqa: E402 (the path above)
+from tfperf.bisect.simulated_bisections import binomial_interval  # noqa: E402
+from tfperf.cases.matrix import Case  # noqa: E402
+from tfperf.ground.failures import CaseFailure  # noqa: E402
+from tfperf.processes.runtime import CURRENT  # noqa: E402
 
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
              "and default and single and fp32 and synthetic")
@@ -53,6 +66,27 @@ def session(args: argparse.Namespace) -> tuple[dict[str, Any] | None, float]:
     return (json.loads(new[-1].read_text()) if new else None), seconds
 
 
+def direct(args: argparse.Namespace) -> dict[str, Any]:
+    """One "session" of the numerics check alone: fresh arm workers, a fresh seed."""
+    with tempfile.TemporaryDirectory(prefix="ab-numerics-") as folder:
+        check = NumericsCheck({"A": CURRENT, "B": CURRENT}, Path(folder), Path(folder), 900)
+        seed = secrets.randbits(32)
+        cases: list[dict[str, Any]] = []
+        try:
+            for name in args.workloads.split(","):
+                case = Case(name, "cpu", 1, "off", "NHWC", "default", "single", "fp32")
+                path = ROOT / "workloads" / f"{name}.py"
+                try:
+                    verdict = check.compare(case, {"A": path, "B": path}, seed, args.inject)
+                    cases.append({"case_id": case.id, "numerics": verdict.to_json()})
+                except CaseFailure as failure:
+                    cases.append({"case_id": case.id, "numerics": None,
+                                  "failure": {"cause": failure.cause}})
+        finally:
+            check.close()
+    return {"cases": cases}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
@@ -60,12 +94,18 @@ def main() -> int:
                         help="side B's loss up by this many loss tolerances")
     parser.add_argument("--baseline", default="current")
     parser.add_argument("-k", default=DEFAULT_K)
+    parser.add_argument("--direct", action="store_true",
+                        help="the numerics check alone, without sessions (see above)")
+    parser.add_argument("--workloads", default="resnet20,transformer,deepconn",
+                        help="--direct's workloads (files of workloads/)")
     parser.add_argument("--out", type=Path, default=Path("ab-numerics.json"))
     parser.add_argument("pytest_args", nargs="*", help="more pytest options, after --")
     args = parser.parse_args()
     kept: list[dict[str, Any]] = []
     for number in range(args.sessions):
-        data, seconds = session(args)
+        started = time.monotonic()
+        data, seconds = (direct(args), 0.0) if args.direct else session(args)
+        seconds = seconds or time.monotonic() - started
         for case in (data or {}).get("cases", []):
             numerics = case.get("numerics") or {}
             kept.append({"session": number, "case": case["case_id"],
@@ -82,8 +122,9 @@ def main() -> int:
     by_case: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in kept:
         by_case[row["case"]].append(row)
-    print(f"\n{args.sessions} sessions, --perf-baseline={args.baseline}, inject "
-          f"{args.inject:g} tolerances, {' '.join(QUICK)} {' '.join(args.pytest_args)}")
+    how = "the numerics check alone (--direct)" if args.direct else \
+        f"--perf-baseline={args.baseline}, {' '.join(QUICK)} {' '.join(args.pytest_args)}"
+    print(f"\n{args.sessions} sessions, inject {args.inject:g} tolerances, {how}")
     for case_id, rows in sorted(by_case.items()):
         judged = [r for r in rows if r["status"] in ("same", "differ")]
         differ = sum(r["status"] == "differ" for r in judged)

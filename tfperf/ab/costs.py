@@ -79,11 +79,12 @@ class CostVerdict:
     def describe(self) -> str:
         def shown(value: float | None) -> str:
             if value is None:
-                return "?"
+                return "none reported"
             return f"{value / 2**20:.0f} MiB" if self.cost.unit == "MiB" else f"{value:.2f} s"
 
         if self.ratio is None or self.low is None or self.high is None:
-            return (f"{self.cost.label}: {self.status} (fewer than two duets measured it: "
+            return (f"{self.cost.label}: {self.status} (fewer than two duets measured it on "
+                    "both sides: "
                     f"A {shown(self.a_median)}, B {shown(self.b_median)})")
         return (f"{self.cost.label}: {self.status}, B/A {self.ratio:.3f} [{self.low:.3f}, "
                 f"{self.high:.3f}] ({self.confidence:.1%} over {self.duets} duets; A "
@@ -103,7 +104,10 @@ def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> Cost
     def median(values: list[float]) -> float | None:
         return float(statistics.median(values)) if values else None
 
-    a_median, b_median = median([a for a, _ in pairs]), median([b for _, b in pairs])
+    # Each side's own median, paired or not: a side that reports none (TensorFlow's CPU
+    # allocator keeps no statistics with TF_ENABLE_ONEDNN_OPTS=0) is named as such.
+    a_median, b_median = (median([v for d in duets if (v := d[side][cost.key] or 0) > 0])
+                          for side in ("A", "B"))
     if len(pairs) < 2:
         return CostVerdict(cost, UNDECIDED, None, None, None, len(pairs), floor, 1 - alpha,
                            a_median, b_median)

@@ -201,7 +201,7 @@ class ABRunner:
                 for side in sides.values():
                     _check(side, duel)
                     training_checks.sane(shown_by[side.name], side.label())
-                numerics = self._numerics(case)
+                numerics = self._numerics(case, record)
                 duets = costs.per_duet(duel.sides)
                 judged = costs.judge_all(duets, self.settings)
                 record.costs = {"duets": duets,
@@ -224,7 +224,7 @@ class ABRunner:
             self.keep()
         return record
 
-    def _numerics(self, case: Case) -> numerics_check.NumericsVerdict | None:
+    def _numerics(self, case: Case, record: ABRecord) -> numerics_check.NumericsVerdict | None:
         """Both sides trained from side A's weights on its batches, compared (none if the
         session said --perf-ab-numerics=off)."""
         if not self.settings.numerics:
@@ -233,7 +233,7 @@ class ABRunner:
         paths = {name: setup.workloads()[case.workload].path
                  for name, setup in self.setups.items()}
         found = self.numerics.compare(case, paths, self.seed, self.options.numerics_injection)
-        self.records[-1].numerics = found.to_json()
+        record.numerics = found.to_json()
         return found
 
     def reports(self, folder: Path) -> list[str]:

@@ -27,6 +27,7 @@ from tfperf.equivalence.arms import ArmResult, ArmRunner
 from tfperf.equivalence.check import MAX_STEPS
 from tfperf.ground.failures import CaseFailure
 from tfperf.numerics import compare
+from tfperf.numerics.compare import ArmSpec
 from tfperf.numerics.tolerances import Tolerance, tolerance
 from tfperf.processes.runtime import Runtime
 
@@ -121,19 +122,19 @@ class NumericsCheck:
         spec = compare.ArmSpec(case.workload, SIZE, BATCH, case.data_format, case.precision,
                                seed, STEPS, case.xla,
                                "/device:GPU:0" if gpu else "/device:CPU:0")
-        arms: dict[str, ArmResult] = {}
-        for side, initial in (("A", None), ("B", "A")):
-            try:
-                arms[side] = self._runner(side, gpu).run(
-                    spec if side == "A" else compare.ArmSpec(**{**asdict(spec),
-                                                                "perturb": perturb}),
-                    workloads[side], arms[initial].path if initial else None)
-            except CaseFailure as failure:
-                raise CaseFailure(failure.cause, f"side {side}'s numerics arm: "
-                                  f"{failure.message}", failure.log_tail, failure.phase,
-                                  failure.log_path) from None
-        return judge(arms["A"].trajectory, arms["B"].trajectory, limit, seed, perturb,
-                     {side: arm.xla_executions for side, arm in arms.items()})
+        a = self._arm("A", gpu, spec, workloads["A"], None)
+        b = self._arm("B", gpu, replace(spec, perturb=perturb), workloads["B"], a.path)
+        return judge(a.trajectory, b.trajectory, limit, seed, perturb,
+                     {"A": a.xla_executions, "B": b.xla_executions})
+
+    def _arm(self, side: str, gpu: bool, spec: ArmSpec, workload: Path,
+             initial: Path | None) -> ArmResult:
+        """One side's arm; its failure names the side."""
+        try:
+            return self._runner(side, gpu).run(spec, workload, initial)
+        except CaseFailure as failure:
+            raise CaseFailure(failure.cause, f"side {side}'s numerics arm: {failure.message}",
+                              failure.log_tail, failure.phase, failure.log_path) from None
 
     def close(self) -> None:
         for runner in self._runners.values():

@@ -189,8 +189,8 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
         lines += ["", "What each side costs besides its steps, B/A over the duets (side B "
                   "costing more beyond the floor fails the case):", ""]
         lines += [f"- `{case_id}`: " + "; ".join(said) for case_id, said in costed]
-    checked = [(case["case_id"], numerics_check.lines(case)[0]) for case in data["cases"]
-               if numerics_check.lines(case)]
+    checked = [(case["case_id"], said) for case in data["cases"]
+               for said in numerics_check.lines(case)]
     if checked:
         lines += ["", "Numerics: both sides trained from side A's initial weights on its "
                   "batches, losses, first-step gradients and final weights compared within "

@@ -59,7 +59,7 @@ def child(workload_name: str, batches: list[int], rounds: int, steps: int) -> No
     mfu: dict[int, list[float]] = {batch: [] for batch in batches}
     for _ in range(rounds):
         for batch, trainer in trainers.items():
-            rate = yardstick.rate()
+            rate, _ = yardstick.rate()
             start = time.perf_counter()
             trainer.run_round(steps)
             step = (time.perf_counter() - start) / steps

@@ -18,7 +18,7 @@ from tfperf.ab.duet import Side
 from tfperf.ab.verdict import SAME, SLOWER
 from tfperf.ground.failures import CaseFailure
 from tfperf.options.ab_settings import ABSettings
-from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
 
 SPEC = WorkerSpec(case={"workers": "1"}, workload_path="fake", size="tiny", batch_size=32,
@@ -68,8 +68,8 @@ class FakeWorker:
     def wait_ready(self) -> dict[str, Any]:
         return {"strategy": {"replicas": 1}, "loss_first": 2.0}
 
-    def yardstick(self) -> float:
-        return 1e11
+    def yardstick(self) -> Burst:
+        return Burst(1e11)
 
     def run_round(self, inject_seconds: float = 0.0, inject_fraction: float = 0.0
                   ) -> dict[str, Any]:

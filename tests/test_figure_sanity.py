@@ -1,6 +1,7 @@
 """Figures that cannot be right are said, never printed silently: an MFU above 100%, a yardstick
 that moved within a case or away from the session's other cases, a negative compile time
-(flagged); a time or rate of zero or less (the case fails `not_sane`). The figures here are the
+(flagged), bursts that shared their cores with other processes (flagged); a time or rate of
+zero or less (the case fails `not_sane`). The figures here are the
 ones a fresh-clone run printed on a 2-vCPU Xeon: resnet56's yardstick at 98 GFLOP/s (bursts
 74-101) beside resnet20's 238-301. Then real sessions whose yardstick bursts are disturbed on
 purpose (--perf-yardstick-fault: a burst does several bursts' work and reports one's)."""
@@ -44,6 +45,21 @@ def test_a_yardstick_that_moves_within_a_case_and_a_negative_compile_time_are_fl
     assert said[0].startswith("the yardstick moved 2.4x within the case (120-290 GFLOP/s")
     assert said[1].startswith("compile time -0.02 s: the first round ran faster")
     assert sanity.suspect(_info("resnet20", 0.5, [290, 280, 150])) == []  # 1.9x: noise
+
+
+def test_bursts_that_shared_their_cores_with_other_processes_are_flagged() -> None:
+    # As with a busy loop on each core (benchmarks/yardstick_disturbance.py): the bursts had
+    # under half their cores' time and read 3x low; an MFU of 106% or of 80% alike rests on
+    # them. Shares near 1 say nothing; a cluster's tasks share the cores on purpose.
+    said = sanity.suspect(_info("resnet56", 0.8, [50, 48, 52],
+                                yardstick_cpu_share_by_round=[0.45, 0.38, 0.41]))
+    assert said == ["the yardstick bursts had 41% of their cores' time (median; under 60% "
+                    "means other processes ran on them), so they read low and the figures "
+                    "rated against them read high"]
+    assert sanity.suspect(_info("resnet56", 0.5, [150, 152, 149],
+                                yardstick_cpu_share_by_round=[0.97, 0.6, 0.99])) == []
+    cluster = _info("resnet56", 0.5, [75, 76, 74], yardstick_cpu_share_by_round=[0.5] * 3)
+    assert sanity.suspect({**cluster, "workers": "2"}) == []
 
 
 def test_a_case_whose_yardstick_reads_apart_from_the_session_is_flagged() -> None:

@@ -3,9 +3,15 @@ measured round with the burst beside it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+
 import pytest
 import tensorflow as tf
 
+from tfperf.measure import sanity
 from tfperf.measure.figures import beside_rounds, paired_fraction
 from tfperf.worker.telemetry import yardsticks
 
@@ -16,8 +22,30 @@ def test_matmul_and_copy_yardsticks_time_real_bursts() -> None:
     copies = yardsticks.copy("/device:CPU:0")
     assert copies.work == 2 * (64 << 20) * 4
     # Loose bounds: a 2-core CPU does well over 1 GFLOP/s and 100 MB/s, and no CPU 100 TFLOP/s.
-    assert 1e9 < flops.rate() < 1e14
-    assert 1e8 < copies.rate() < 1e13
+    assert 1e9 < flops.rate()[0] < 1e14
+    assert 1e8 < copies.rate()[0] < 1e13
+
+
+def test_a_burst_that_shares_its_cores_with_other_processes_says_so() -> None:
+    flops = yardsticks.matmul("/device:CPU:0", tf.float32)
+    _, share = flops.rate()
+    # Alone, the process's threads had about all the cores' time (the machine may be busy
+    # with something else, so only a sane range is asserted).
+    assert share is not None and 0.0 < share < 1.5
+    # A busy loop on every core, each in a session of its own as an unrelated job: the
+    # process gets half the cores' time or less (a third per core with 2 loops and the
+    # burst's 2 threads, under per-session fair scheduling), whatever else runs.
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                              start_new_session=True)
+             for _ in range(len(os.sched_getaffinity(0)))]
+    try:
+        time.sleep(0.2)  # the loops running before the burst starts
+        shares = [flops.rate()[1] for _ in range(3)]
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert all(s is not None and s < sanity.CPU_SHARE_MIN for s in shares), shares
 
 
 def test_a_machine_slowing_down_mid_session_leaves_the_paired_fraction_unchanged() -> None:

@@ -223,7 +223,7 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
         worker, side_rounds = workers[name], rounds[name]
         seconds = 0.0
         with blamed(sides[name]):
-            yardstick = yardsticks[name] = worker.yardstick()
+            yardstick = yardsticks[name] = worker.yardstick().rate
         busy = _CpuWatch({"active": worker.pids, "idle": pool.others(worker)})
         for _ in range(turn):
             with blamed(sides[name]):

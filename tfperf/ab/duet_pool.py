@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tfperf.ground.failures import CaseFailure
-from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
 
 if TYPE_CHECKING:  # duet.py's data types, which import this module to run
@@ -32,7 +32,7 @@ class Processes(Protocol):
     def wait_ready(self) -> dict[str, Any]: ...
     def run_round(self, inject_seconds: float = 0.0, inject_fraction: float = 0.0
                   ) -> dict[str, Any]: ...
-    def yardstick(self) -> float: ...
+    def yardstick(self) -> Burst: ...
     def finish(self) -> dict[str, Any]: ...
 
 

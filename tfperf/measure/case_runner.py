@@ -78,6 +78,7 @@ class CaseRunner:
         `profile_to`, if given."""
         round_s: list[float] = []
         yardstick_rates: list[float] = []
+        cpu_shares: list[float | None] = []
         losses: list[float] = []
         env = xla_modes.case_environment(case, dict(os.environ))
         started = time.monotonic()
@@ -97,7 +98,9 @@ class CaseRunner:
 
             def yardstick() -> None:
                 repeat = fault.repeat(case.id, len(yardstick_rates)) if fault else 1
-                yardstick_rates.append(worker.yardstick(repeat))
+                burst = worker.yardstick(repeat)
+                yardstick_rates.append(burst.rate)
+                cpu_shares.append(burst.cpu_share)
 
             def rounds_between_bursts() -> None:
                 drive(one_round, yardstick)
@@ -110,7 +113,7 @@ class CaseRunner:
                 worker.profile(profile_to)
             finished = worker.finish()
         return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to,
-                        time.monotonic() - started)
+                        time.monotonic() - started, cpu_shares)
 
     def _profile_path(self, case: Case, suffix: str = "") -> Path:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +83,15 @@ def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: 
     # The rate the rounds were rated against (a disturbed burst left out), as sanity compares
     # it across the session's cases.
     rate = float(np.median(beside_rounds(measured.round_s, measured.yardstick_rates)))
+    known = [s for s in measured.yardstick_cpu_shares if s is not None]
+    shares = {"yardstick_cpu_share_by_round": known} if known else {}
     if "bytes_per_example" in ready:
         per_example = float(ready["bytes_per_example"])
         # A memory-bound workload has no matrix products to rate: judged by bandwidth.
         return {"mfu": None, "yardstick_devices": devices, "bytes_per_example": per_example,
                 "bytes_per_sec": per_example * examples_per_sec,
                 "copy_bytes_per_sec": rate, "copy_bytes_per_sec_by_round": measured.yardstick_rates,
+                **shares,
                 "fraction_of_copy_rate": paired_fraction(
                     per_example * per_round, measured.round_s,
                     measured.yardstick_rates, devices)}
@@ -96,7 +99,8 @@ def _yardstick_figures(spec: WorkerSpec, measured: Measured, flops_per_example: 
                                    measured.yardstick_rates, devices),
             "yardstick_devices": devices,
             "peak_flops_per_device": rate,
-            "peak_flops_per_device_by_round": measured.yardstick_rates}
+            "peak_flops_per_device_by_round": measured.yardstick_rates,
+            **shares}
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,9 @@ class Measured:
     telemetry: dict[str, Any]
     profile: Path | None = None  # the profiler trace of one more round, if one was asked for
     wall_s: float | None = None  # the processes' start to their end
+    # Each burst's share of the cores' time its process had (protocol.Burst); None on GPU,
+    # and not kept by an A/B side, whose turns watch the CPUs themselves.
+    yardstick_cpu_shares: list[float | None] = field(default_factory=list)
 
 
 def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, Any]:

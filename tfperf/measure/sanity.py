@@ -34,6 +34,13 @@ WITHIN_CASE = 2.0
 # worker processes are compared only with cases of as many, of the same strategy): the resnet20 cases
 # of one session read 238-301 (1.26x apart); the disturbed one 98 (2.7x).
 BETWEEN_CASES = 1.5
+# A CPU burst's share of its cores' time (protocol.Burst), median over the case's bursts, below
+# which other processes had the cores. On the 2-core CPU alone: 0.97-0.99 (matrix product),
+# 0.81-0.86 (copy, partly memory-bound); with a busy loop beside it 0.5, with one on each core
+# 0.32, where a resnet56 case's bursts read 3x low while its rounds ran 1.2x slower, so MFU
+# rose above 100% (benchmarks/yardstick_disturbance.py; docs/results.md). Said for cases of
+# one worker process: a cluster's tasks burst at once on purpose and share the cores.
+CPU_SHARE_MIN = 0.6
 
 # The figure each yardstick rates, and the rate it was rated against.
 _RATED = (("mfu", "MFU", "peak_flops_per_device", "peak_flops_per_device_by_round", 1e9,
@@ -74,6 +81,11 @@ def suspect(info: dict[str, Any]) -> list[str]:
                         f"than {WITHIN_CASE:g}x is not the machine's noise): something else "
                         f"ran beside it; {name} rates each round against the faster burst "
                         "beside it")
+    shares = info.get("yardstick_cpu_share_by_round") or []
+    if shares and str(info.get("workers")) == "1" and float(np.median(shares)) < CPU_SHARE_MIN:
+        said.append(f"the yardstick bursts had {float(np.median(shares)):.0%} of their cores' "
+                    f"time (median; under {CPU_SHARE_MIN:.0%} means other processes ran on "
+                    "them), so they read low and the figures rated against them read high")
     compile_s = info.get("compile_s")
     if compile_s is not None and compile_s < 0:
         said.append(f"compile time {compile_s:.3g} s: the first round ran faster than the "

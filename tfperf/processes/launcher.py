@@ -190,12 +190,13 @@ class Cluster:
         return self._command("measuring", protocol.ROUND, protocol.ROUND_DONE,
                              inject_seconds=inject_seconds, inject_fraction=inject_fraction)
 
-    def yardstick(self, repeat: int = 1) -> float:
+    def yardstick(self, repeat: int = 1) -> protocol.Burst:
         # Every task that trains times its burst at once, as they train at once. `repeat`
         # (test-only, --perf-yardstick-fault): the burst runs that many times its work and
         # reports one's, as a burst the machine disturbed would read.
-        return float(self._command("measuring", protocol.YARDSTICK,
-                                   protocol.YARDSTICK_DONE, repeat=repeat)["rate"])
+        done = self._command("measuring", protocol.YARDSTICK, protocol.YARDSTICK_DONE,
+                             repeat=repeat)
+        return protocol.Burst(float(done["rate"]), done.get("cpu_share"))
 
     def profile(self, logdir: Path) -> dict[str, Any]:
         # Every task that trains runs the round (their collectives meet); each writes its own

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 # The values of WorkerSpec's all_reduce and file_layout, and the options that set them.
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
@@ -67,11 +67,21 @@ PHASE = "phase"  # the worker's phase before READY changed: building, compiling,
 READY = "ready"  # warm-up done: compile time, FLOPs, first loss
 ROUND_DONE = "round_done"
 PROFILED = "profiled"
-YARDSTICK_DONE = "yardstick_done"  # with its rate, FLOP/s or bytes/s
+YARDSTICK_DONE = "yardstick_done"  # with its rate (FLOP/s or bytes/s) and cpu_share
 FINISHED = "finished"
 ARM = "arm"  # an XLA equivalence arm to train (tfperf.worker.xla_arms.arm_server)
 ARM_DONE = "arm_done"
 FAILED = "failed"  # with kind and message: the worker knew what went wrong
+
+
+class Burst(NamedTuple):
+    """One yardstick burst: its rate, and on CPU the share of the process's cores' time it
+    had (its CPU time over wall time x cores; None on GPU, whose burst the CPU only waits
+    for). A burst that shared its cores with another process reads low by more than the
+    rounds beside it do (benchmarks/yardstick_disturbance.py)."""
+
+    rate: float
+    cpu_share: float | None = None
 
 
 def encode(kind: str, **payload: Any) -> str:

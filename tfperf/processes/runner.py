@@ -227,10 +227,11 @@ class Worker:
                                   inject_fraction=inject_fraction))
         return self.expect(protocol.ROUND_DONE)
 
-    def yardstick(self, repeat: int = 1) -> float:
+    def yardstick(self, repeat: int = 1) -> protocol.Burst:
         self.phase = "measuring"
         self.send(protocol.encode(protocol.YARDSTICK, repeat=repeat))
-        return float(self.expect(protocol.YARDSTICK_DONE)["rate"])
+        done = self.expect(protocol.YARDSTICK_DONE)
+        return protocol.Burst(float(done["rate"]), done.get("cpu_share"))
 
     def profile(self, logdir: Path) -> dict[str, Any]:
         self.phase = "profiling"

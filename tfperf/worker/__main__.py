@@ -201,8 +201,8 @@ def run(spec: protocol.WorkerSpec, channel: IO[str], progress: Progress, started
         if command["kind"] == protocol.FINISH:
             break
         if command["kind"] == protocol.YARDSTICK:
-            protocol.send(channel, protocol.YARDSTICK_DONE,
-                          rate=yardstick.rate(int(command.get("repeat", 1))))
+            rate, cpu_share = yardstick.rate(int(command.get("repeat", 1)))
+            protocol.send(channel, protocol.YARDSTICK_DONE, rate=rate, cpu_share=cpu_share)
             continue
         if command["kind"] == protocol.PROFILE:
             where = Path(command["logdir"]) / topology.profile_folder(settings.resolver)

@@ -13,6 +13,7 @@ into MFU; a rate measured beside each round cancels it. The burst is short (abou
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -37,18 +38,30 @@ def _kind(device: str) -> str:
 class Yardstick:
     """`work` units (FLOPs or bytes) per call of a traced burst; `rate()` times one call."""
 
-    def __init__(self, work: float, burst: Callable[[], tf.Tensor]) -> None:
+    def __init__(self, work: float, burst: Callable[[], tf.Tensor], on_cpu: bool) -> None:
         self.work = work
         self._burst = burst
+        self._on_cpu = on_cpu
         self._burst().numpy()  # traced and warm: no first-call cost in any timed burst
 
-    def rate(self, repeat: int = 1) -> float:
-        """Work per second of one burst. `repeat` > 1 (test-only): the burst's work is done
-        that many times and one's is reported, as a disturbed burst would read."""
-        start = time.perf_counter()
+    def rate(self, repeat: int = 1) -> tuple[float, float | None]:
+        """Work per second of one burst and, on CPU, the share of the cores' time the process
+        had meanwhile. `repeat` > 1 (test-only): the burst's work is done that many times and
+        one's is reported, as a disturbed burst would read.
+
+        Why the share: a burst splits one product evenly over the cores, so a core shared
+        with another process makes the whole product wait for that core's half; with a busy
+        loop on each of 2 cores a burst read 3x low while the rounds beside it ran 1.2x
+        slower (benchmarks/yardstick_disturbance.py). The process's CPU time over the
+        burst's wall time x cores says so directly: near 1 when the burst had the cores
+        (TensorFlow's pool has one thread per core, and they spin while they wait)."""
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(repeat):
             self._burst().numpy()  # reading the result waits for the device
-        return self.work / (time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        share = (time.process_time() - cpu_start) / (seconds * len(os.sched_getaffinity(0))) \
+            if self._on_cpu else None
+        return self.work / seconds, share
 
 
 def matmul(device: str, dtype: tf.DType) -> Yardstick:
@@ -66,7 +79,7 @@ def matmul(device: str, dtype: tf.DType) -> Yardstick:
                 x = tf.matmul(x, a)
             return tf.reduce_sum(tf.cast(x[0, :8], tf.float32))
 
-    return Yardstick(2 * n**3 * calls, burst)
+    return Yardstick(2 * n**3 * calls, burst, kind == "CPU")
 
 
 def copy(device: str) -> Yardstick:
@@ -85,4 +98,4 @@ def copy(device: str) -> Yardstick:
                 y = tf.raw_ops.DeepCopy(x=y)
             return y[0]
 
-    return Yardstick(2 * nbytes * COPIES, burst)
+    return Yardstick(2 * nbytes * COPIES, burst, kind == "CPU")

@@ -9,7 +9,10 @@ purpose (--perf-yardstick-fault: a burst does several bursts' work and reports o
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -149,3 +152,27 @@ def test_a_case_whose_every_burst_is_disturbed_says_so(make_suite: MakeSuite) ->
     assert said[-1].startswith("its yardstick read") and "below the median" in said[-1]
     result.stdout.fnmatch_lines([f"{case_id}  *{infos[case_id]['mfu']:.1%}?*",
                                  f"{case_id}: figure flagged: MFU *% is above 100%*"])
+
+
+def test_a_case_whose_bursts_share_their_cores_with_other_processes_says_so(
+        make_suite: MakeSuite) -> None:
+    """A busy loop on every core, each in a session of its own as an unrelated job: the
+    bursts have a third to a half of their cores' time (under per-session or per-thread fair
+    scheduling alike), and the case says what its figures rest on."""
+    suite = make_suite("tinycnn")
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(len(os.sched_getaffinity(0)))]
+    try:
+        result = suite.runpytest("-k", f"{TINY} and xla_off and NHWC", *SHORT,
+                                 "--benchmark-json=out.json")
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert result.parseoutcomes().get("no_baseline") == 1, result.stdout.str()
+    (info,) = _infos(suite, "out.json").values()
+    shares = info["yardstick_cpu_share_by_round"]
+    assert len(shares) == len(info["peak_flops_per_device_by_round"]) == 4
+    assert statistics.median(shares) < sanity.CPU_SHARE_MIN, shares
+    assert any(s.startswith("the yardstick bursts had") for s in info["figures_flagged"])
+    result.stdout.fnmatch_lines([f"{info['case_id']}: figure flagged: the yardstick bursts had *"])

@@ -177,7 +177,8 @@ def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, A
         # what running the case in another process costs the measurement.
         "isolation_overhead": float(np.median(outer)) / median_round - 1 if outer else None,
     }
-    found["figures_flagged"] = sanity.suspect(found)
+    # With the case's axis values: some flags hold for one worker process only.
+    found["figures_flagged"] = sanity.suspect({**spec.case, **found})
     return found
 
 

@@ -8,7 +8,8 @@ Two kinds:
   hit alone does not move it; a disturbance that lasts does). Above 100% of the
   device's own matrix-product rate (MFU) or copy rate; a yardstick that moved by more than
   WITHIN_CASE between one case's bursts; a case whose yardstick read more than BETWEEN_CASES
-  away from the other cases of its session that use the same yardstick. The throughput was
+  away from the other cases of its session that use the same yardstick; bursts that had
+  under CPU_SHARE_MIN of their cores' time (another process ran on them). The throughput was
   measured apart from the yardstick and stands; the flag says which figure not to trust, and
   why. A compile time below zero (the first round ran faster than the median one) is flagged,
   never clamped to zero.

@@ -28,7 +28,7 @@ from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
-from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.results.results_store import FailureRow, ResultsStore
 from tfperf.workload import WorkloadInfo
@@ -77,8 +77,7 @@ class CaseRunner:
         for each measured round, with yardstick before it; then profile one more round into
         `profile_to`, if given."""
         round_s: list[float] = []
-        yardstick_rates: list[float] = []
-        cpu_shares: list[float | None] = []
+        bursts: list[Burst] = []
         losses: list[float] = []
         env = xla_modes.case_environment(case, dict(os.environ))
         started = time.monotonic()
@@ -97,10 +96,7 @@ class CaseRunner:
             fault = self.options.worker.yardstick_fault
 
             def yardstick() -> None:
-                repeat = fault.repeat(case.id, len(yardstick_rates)) if fault else 1
-                burst = worker.yardstick(repeat)
-                yardstick_rates.append(burst.rate)
-                cpu_shares.append(burst.cpu_share)
+                bursts.append(worker.yardstick(fault.repeat(case.id, len(bursts)) if fault else 1))
 
             def rounds_between_bursts() -> None:
                 drive(one_round, yardstick)
@@ -112,8 +108,8 @@ class CaseRunner:
             if profile_to is not None:
                 worker.profile(profile_to)
             finished = worker.finish()
-        return Measured(ready, finished, round_s, yardstick_rates, losses, telemetry, profile_to,
-                        time.monotonic() - started, cpu_shares)
+        return Measured(ready, finished, round_s, [b.rate for b in bursts], losses, telemetry,
+                        profile_to, time.monotonic() - started, [b.cpu_share for b in bursts])
 
     def _profile_path(self, case: Case, suffix: str = "") -> Path:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"

@@ -83,8 +83,9 @@ def suspect(info: dict[str, Any]) -> list[str]:
                         f"ran beside it; {name} rates each round against the faster burst "
                         "beside it")
     shares = info.get("yardstick_cpu_share_by_round") or []
-    if shares and str(info.get("workers")) == "1" and float(np.median(shares)) < CPU_SHARE_MIN:
-        said.append(f"the yardstick bursts had {float(np.median(shares)):.0%} of their cores' "
+    share = float(np.median(shares)) if shares else 1.0
+    if str(info.get("workers")) == "1" and share < CPU_SHARE_MIN:
+        said.append(f"the yardstick bursts had {share:.0%} of their cores' "
                     f"time (median; under {CPU_SHARE_MIN:.0%} means other processes ran on "
                     "them), so they read low and the figures rated against them read high")
     compile_s = info.get("compile_s")

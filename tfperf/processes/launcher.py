@@ -194,9 +194,8 @@ class Cluster:
         # Every task that trains times its burst at once, as they train at once. `repeat`
         # (test-only, --perf-yardstick-fault): the burst runs that many times its work and
         # reports one's, as a burst the machine disturbed would read.
-        done = self._command("measuring", protocol.YARDSTICK, protocol.YARDSTICK_DONE,
-                             repeat=repeat)
-        return protocol.Burst(float(done["rate"]), done.get("cpu_share"))
+        return protocol.Burst.of(self._command("measuring", protocol.YARDSTICK,
+                                               protocol.YARDSTICK_DONE, repeat=repeat))
 
     def profile(self, logdir: Path) -> dict[str, Any]:
         # Every task that trains runs the round (their collectives meet); each writes its own

@@ -83,6 +83,11 @@ class Burst(NamedTuple):
     rate: float
     cpu_share: float | None = None
 
+    @classmethod
+    def of(cls, done: dict[str, Any]) -> Burst:
+        """From a YARDSTICK_DONE message."""
+        return cls(float(done["rate"]), done.get("cpu_share"))
+
 
 def encode(kind: str, **payload: Any) -> str:
     return json.dumps({"kind": kind, **payload})

@@ -230,8 +230,7 @@ class Worker:
     def yardstick(self, repeat: int = 1) -> protocol.Burst:
         self.phase = "measuring"
         self.send(protocol.encode(protocol.YARDSTICK, repeat=repeat))
-        done = self.expect(protocol.YARDSTICK_DONE)
-        return protocol.Burst(float(done["rate"]), done.get("cpu_share"))
+        return protocol.Burst.of(self.expect(protocol.YARDSTICK_DONE))
 
     def profile(self, logdir: Path) -> dict[str, Any]:
         self.phase = "profiling"

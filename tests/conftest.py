@@ -56,6 +56,17 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
     return make
 
 
+# pytest-xdist marks its worker processes by these variables, and pytest-benchmark turns itself
+# off where it sees them. The suites a self-test starts are sessions of their own, which must
+# record their benchmarks as a user's do.
+for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+    os.environ.pop(_name, None)
+
+# pytester points HOME at each test's own folder. The caches keyed by what they hold (uv's
+# wheels, the workload catalog: tfperf.cases.catalog_cache) stay the machine's, as a user's do,
+# so that each test does not fill them again; a test of a cache points it elsewhere.
+os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+
 # Every process this self-test session starts inherits it, forked or spawned: another session
 # on the machine (a soak, a second run) has workers in pytester folders too, which are not ours.
 SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))

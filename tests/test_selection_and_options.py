@@ -96,16 +96,29 @@ def pytest_collection_finish(session):
 
 
 def test_the_pytest_process_reads_workloads_through_a_worker_and_never_imports_tensorflow(
-        make_suite: MakeSuite) -> None:
+        make_suite: MakeSuite, monkeypatch: pytest.MonkeyPatch) -> None:
     suite = make_suite("tinycnn", "hidden_xla")
     suite.makepyfile(tf_probe=PROBE)
-    result = suite.runpytest_subprocess("-p", "tf_probe", "--collect-only", "-q",
-                                        "--perf-only=workload=hidden_xla")
-    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
-    ids = [line for line in result.outlines if "::test_training[" in line]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(suite.path / "cache"))  # nothing kept yet
+    log = suite.path / ".perf-results" / "logs" / "catalog.log"
+
+    def listed() -> list[str]:
+        result = suite.runpytest_subprocess("-p", "tf_probe", "--collect-only", "-q",
+                                            "--perf-only=workload=hidden_xla")
+        assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+        result.stdout.fnmatch_lines(["tensorflow imported in the pytest process: False"])
+        return [line for line in result.outlines if "::test_training[" in line]
+
+    ids = listed()
     assert ids and all("hidden_xla-" in line for line in ids)
-    result.stdout.fnmatch_lines(["tensorflow imported in the pytest process: False"])
-    assert (suite.path / ".perf-results" / "logs" / "catalog.log").exists()
+    assert log.exists()
+    # What the worker read is kept by the files it read: the next session starts no worker.
+    log.unlink()
+    assert listed() == ids and not log.exists()
+    # A workload's file changed: read again.
+    module = suite.path / "workloads" / "hidden_xla.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    assert listed() == ids and log.exists()
 
 
 def test_a_workload_module_that_cannot_be_imported_is_one_line_naming_it(

@@ -110,7 +110,12 @@ def test_scaling_drop_against_the_history_fails_the_case(make_suite: MakeSuite) 
                                str(earlier)], cwd=suite.path, capture_output=True, text=True,
                               timeout=120)
     assert imported.returncode == 0, imported.stderr
-    # An effect floor of 90% keeps throughput noise between sessions out of this test.
+    # An effect floor of 90% keeps throughput noise between sessions out of this test, and
+    # the floors below the other figures' (tinycnn's 0.15-s compile time read 43% longer in a
+    # session beside another test's workers): scaling is what it tests.
+    (suite.path / "baselines").mkdir(exist_ok=True)
+    (suite.path / "baselines" / "gate.toml").write_text(
+        '[compile_floors]\n"tinycnn-" = 0.9\n[memory_floors]\n"tinycnn-" = 0.9\n')
     again = suite.runpytest(*select, "--perf-effect-floor=90")
     # 99.x% or, rounded, 100.0%: the session's own scaling (against a noisy 1-device run)
     # varies.

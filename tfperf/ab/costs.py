@@ -21,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from scipy import stats
-
 from tfperf.ab.duet import SideRounds
 from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
@@ -111,6 +109,10 @@ def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> Cost
     if len(pairs) < 2:
         return CostVerdict(cost, UNDECIDED, None, None, None, len(pairs), floor, 1 - alpha,
                            a_median, b_median)
+    # Imported here: scipy.stats takes 1.5 s, and most processes that import this module never
+    # judge.
+    from scipy import stats
+
     logs = [math.log(b / a) for a, b in pairs]
     centre = statistics.fmean(logs)
     half = float(stats.t.ppf(1 - alpha / 2, len(logs) - 1)) * statistics.stdev(logs) \

@@ -19,8 +19,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
 
 _POINTS = 401  # grid points over the region not crossed: bounds agree with 801 to 1e-4
 
@@ -38,6 +36,11 @@ def bounds(fractions: tuple[float, ...], alpha: float,
     """The critical z of each look, for strictly increasing information fractions ending at 1.
     Two-sided: the statistic crosses when |Z_k| reaches the bound. Alpha is spent by the
     information, or by `spent` (another time scale of the looks, such as their pairs)."""
+    # Imported here: scipy.stats takes 1.5 s, and most processes that import this module never
+    # judge.
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
     t = np.asarray(fractions, dtype=float)
     pace = t if spent is None else np.asarray(spent, dtype=float)
     if len(t) == 0 or not np.all(np.diff(t) > 0) or not np.isclose(t[-1], 1.0) or t[0] <= 0:

@@ -37,8 +37,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
@@ -50,6 +48,10 @@ SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
 def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
     """Each look's bound on |z|, in the order of the looks (under `duets`, for the spreads of
     `fit`; without one, as if every pair were independent)."""
+    # Imported here: scipy.stats takes 1.5 s, and most processes that import this module never
+    # judge.
+    from scipy.stats import norm
+
     looks = settings.looks()
     if settings.look_rule == BONFERRONI:
         return (float(norm.isf(settings.alpha / len(looks) / 2)),) * len(looks)
@@ -61,6 +63,8 @@ def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
 
 def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:
     """Each look's confidence, in the order of the looks."""
+    from scipy.stats import norm
+
     return [1 - 2 * float(norm.sf(z)) for z in bounds(settings, fit)]
 
 
@@ -162,6 +166,9 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
                          "more pairs than duets, and two for the order effect")
     n, floor = len(pairs), settings.floor
     z = bounds(settings, fit)[settings.look_index(n)]
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
     # The bound's tail on Student's t: the within-duet spread is itself estimated.
     tail = float(norm.sf(z))
     critical = float(student_t.isf(tail, fit.effective_df))

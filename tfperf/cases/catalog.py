@@ -6,7 +6,8 @@ process needs none of it: it only generates cases, starts workers and judges the
 So the folder is read in a process of its own, forked from the session's zygote where there
 is one (which imports TensorFlow for the workers anyway), and the pytest process never imports
 TensorFlow. Where this process has TensorFlow already (the self-tests' process), the folder is
-read here: the cost this avoids is paid.
+read here: the cost this avoids is paid. What a worker read is kept by what it was read from
+(catalog_cache), so that the next session over the same files starts no process for it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from tfperf.cases import catalog_cache
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.tiers import Tier
 from tfperf.processes import protocol
@@ -44,6 +46,9 @@ def read(directory: Path, log_path: Path) -> dict[str, WorkloadInfo]:
     wrong (a broken module, a missing folder, a duplicate name)."""
     if "tensorflow" in sys.modules:
         return discover(directory)
+    kept = catalog_cache.load(directory)
+    if kept is not None:
+        return {data["name"]: _from_json(data) for data in kept}
     env = dict(os.environ)
     env["CUDA_VISIBLE_DEVICES"] = ""  # reading modules needs no GPU and must not hold one
     worker = Worker(None, env, TIMEOUT_S, log_path, module="tfperf.cases.catalog",
@@ -57,6 +62,7 @@ def read(directory: Path, log_path: Path) -> dict[str, WorkloadInfo]:
                             f"(log: {log_path})") from None
     if answer.get("error"):
         raise WorkloadError(answer["error"])
+    catalog_cache.keep(directory, answer["workloads"])
     return {data["name"]: _from_json(data) for data in answer["workloads"]}
 
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 
 # MAD times this estimates the standard deviation of normal data.
 MAD_TO_SIGMA = 1.4826
@@ -142,6 +141,10 @@ def confirm(verdict: MetricVerdict, again: float, again_rounds: Sequence[float],
     p_value = None
     significant = True
     if verdict.metric == THROUGHPUT and again_rounds and stored_rounds:
+        # Imported here: scipy.stats takes 1.5 s, and most processes that import this module never
+        # judge.
+        from scipy.stats import mannwhitneyu
+
         p_value = float(mannwhitneyu(again_rounds, stored_rounds, alternative="less").pvalue)
         significant = p_value < settings.alpha
     confirmed = significant and slowdown > verdict.threshold

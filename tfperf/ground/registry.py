@@ -4,6 +4,7 @@ other file; names are listed without importing the modules (nor TensorFlow)."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Iterable
@@ -25,7 +26,8 @@ def load(package: str, package_path: Iterable[str], name: str, attribute: str, k
     return getattr(importlib.import_module(f"{package}.{name}"), attribute)
 
 
-def implemented(kind: str) -> set[str]:
+@functools.cache  # asked for every case of a matrix; a process's worker folder does not change
+def implemented(kind: str) -> frozenset[str]:
     """The values of one of the worker's plug-in packages (strategies, pipelines, placements),
     listed from its folder: the host side never imports the worker side."""
-    return names([str(WORKER / kind)])
+    return frozenset(names([str(WORKER / kind)]))

@@ -20,6 +20,7 @@ and each case gathers history night after night.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,10 +36,11 @@ PAIRED = ("device_count", "workers", "xla", "data_format", "placement", "strateg
 Pair = tuple[str, str, str, str, str]  # workload, axis, value, axis, value
 
 
-def pairs(case: Case) -> set[Pair]:
+@functools.cache  # the greedy choices below ask each case's pairs again at every step
+def pairs(case: Case) -> frozenset[Pair]:
     values = case.axis_values()
-    return {(case.workload, a, values[a], b, values[b])
-            for a, b in itertools.combinations(PAIRED, 2)}
+    return frozenset((case.workload, a, values[a], b, values[b])
+                     for a, b in itertools.combinations(PAIRED, 2))
 
 
 def pairs_of(cases: Iterable[Case]) -> set[Pair]:

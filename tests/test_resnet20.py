@@ -54,7 +54,10 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
     assert 0 < step["p10"] <= step["median"] <= step["p90"]
     assert info["examples_per_sec"] > 0 and info["compile_s"] > 0
     assert info["time_to_first_step_s"] > info["compile_s"]
-    assert 0 < info["mfu"] < 1 and info["peak_flops_per_device"] > 1e9
+    assert info["mfu"] > 0 and info["peak_flops_per_device"] > 1e9
+    # Beside another test's workers (the self-tests run two at a time) the yardstick bursts can
+    # read low and MFU pass 100% (1.29 once): never without a flag that says so.
+    assert info["mfu"] < 1 or any("is above 100%" in f for f in info["figures_flagged"]), info
     # MFU rates each measured round against the faster of the matrix-product bursts timed
     # just before and just after it.
     bursts = info["peak_flops_per_device_by_round"]

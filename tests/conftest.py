@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import alembic.command  # noqa: F401
@@ -12,7 +12,7 @@ import keras  # noqa: F401
 import pytest
 import tensorflow  # noqa: F401
 
-from tfperf.processes import leftovers
+from tfperf.processes import leftovers, warm_start
 
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
 # imported twice in one process: importing it here keeps it out of those snapshots. Alembic
@@ -73,6 +73,35 @@ SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))
 os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
 
 
+# The suites a self-test runs in this process (pytester's in-process runs) share the zygotes
+# that import TensorFlow, each kept for the next suite whose settings it has: importing again
+# was most of the self-tests' CPU. (Imported here, before any suite runs, so that pytester's
+# restore of sys.modules after a suite keeps this module and its zygotes.) test_warm_start
+# turns it off to see a session end its zygote.
+warm_start.keep_between_sessions(True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kept_zygotes_end_with_the_self_tests() -> Iterator[None]:
+    yield
+    warm_start.close_all()
+
+
 def worker_processes() -> list[int]:
-    """Pids of tfperf workers still running that this session's self-tests started."""
-    return leftovers.running(*SESSION_MARKER)
+    """Pids of tfperf workers still running that this session's self-tests started: not the
+    kept zygotes themselves (their children, forked workers, are counted)."""
+    return [pid for pid in leftovers.running(*SESSION_MARKER)
+            if pid not in warm_start.kept_pids()]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "long: one of the longest self-tests (minutes on 2 cores); "
+                                       "they start first")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest self-tests first. pytest-xdist's worksteal gives each worker a half of the
+    collection in order, and a worker that runs out takes the tail of the other's: with the
+    long tests at the head, the last minutes are short tests on both cores, not one long test
+    on one."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

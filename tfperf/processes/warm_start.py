@@ -1,7 +1,8 @@
 """Start worker processes from a zygote (tfperf.processes.zygote) that has imported TensorFlow already.
 
 The runner's side: one zygote per pytest session, started at the first worker and ended
-with the session. `start` gives a process object with what the runner uses of
+with the session (or kept for the process's next session, where it asks:
+keep_between_sessions). `start` gives a process object with what the runner uses of
 subprocess.Popen (pid, stdin, stdout, poll, wait, returncode), or None where no zygote can
 serve (not Linux, or the zygote failed to start or died): the caller then spawns as before.
 Each child is as isolated as a spawned worker: its own process, process group, environment,
@@ -78,6 +79,13 @@ class Zygote:
             pass
         return self._exits.get(pid)
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
     def close(self) -> None:
         self._control.close()  # the zygote sees the end of its socket and returns
         try:
@@ -138,22 +146,61 @@ def _running(pid: int) -> bool:
 
 
 _session: dict[str, Any] = {}
-# One zygote per runtime (Python and the variables its side adds): what a zygote imported, and
-# with which settings, is what its children get.
-_zygotes: dict[tuple[str, tuple[tuple[str, str], ...]], Zygote] = {}
+# One zygote per runtime (Python and the variables its side adds) and base environment: what a
+# zygote imported, and with which settings, is what its children get.
+ZygoteKey = tuple[str, tuple[tuple[str, str], ...], frozenset[tuple[str, str]]]
+_zygotes: dict[ZygoteKey, Zygote] = {}
+# A process that runs many sessions one after another (the self-tests' in-process suites) may
+# keep its zygotes between them: each session otherwise imports TensorFlow again, 4.5 s of CPU.
+_keep = {"between_sessions": False}
+KEPT_LIMIT = 3
+# Variables a zygote does not read while it imports, which differ between such sessions: a kept
+# zygote serves a session that differs from it only in these. (Keras reads its keras.json under
+# HOME at import; no self-test writes one, and every child gets its own session's HOME.)
+_NOT_READ_AT_IMPORT = frozenset({"HOME", "USERPROFILE", "PWD", "OLDPWD"})
+_NOT_READ_PREFIX = "PYTEST_"  # pytest's own: the running test, pytester's temporary root
+
+
+def keep_between_sessions(keep: bool) -> bool:
+    """Keep zygotes when a session ends, for the next session of this process; False ends them
+    with the session again (the default). Returns the previous setting. Kept zygotes end with
+    close_all(), or with this process."""
+    was = _keep["between_sessions"]
+    _keep["between_sessions"] = keep
+    return was
+
+
+def kept_pids() -> set[int]:
+    """The zygotes' own pids (not their children's): kept ones outlive the session that began them."""
+    return {z.pid for z in _zygotes.values()}
 
 
 def begin(env: Mapping[str, str], log_path: Path) -> None:
     """The session's zygotes are started at the first `start` of each runtime (Linux only)."""
     end()
+    for key in [key for key, zygote in _zygotes.items() if not zygote.alive()]:
+        _zygotes.pop(key).close()
     if sys.platform.startswith("linux"):
         _session.update(env=dict(env), log_path=log_path)
 
 
 def end() -> None:
     _session.clear()
+    if not _keep["between_sessions"]:
+        close_all()
+    # Each holds TensorFlow in memory (about 0.5 GB): the most recently used are kept.
+    while len(_zygotes) > KEPT_LIMIT:
+        _zygotes.pop(next(iter(_zygotes))).close()
+
+
+def close_all() -> None:
     while _zygotes:
         _zygotes.popitem()[1].close()
+
+
+def _key(runtime: Runtime, env: Mapping[str, str]) -> ZygoteKey:
+    return (*runtime.key, frozenset((k, v) for k, v in env.items() if k not in _NOT_READ_AT_IMPORT
+                                    and not k.startswith(_NOT_READ_PREFIX)))
 
 
 def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[bytes],
@@ -164,15 +211,17 @@ def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[by
     log_path: Path = _session["log_path"]
     if runtime != CURRENT:
         log_path = log_path.with_name(f"zygote-{len(_zygotes)}.log")
-    zygote = _zygotes.get(runtime.key)
+    base = runtime.environ(_session["env"])
+    zygote = _zygotes.pop(key := _key(runtime, base), None)
     if zygote is None:
-        zygote = _zygotes[runtime.key] = Zygote(runtime.environ(_session["env"]), log_path,
-                                                runtime.python)
+        zygote = Zygote(base, log_path, runtime.python)
+    _zygotes[key] = zygote  # last: the most recently used
     try:
         return ForkedProcess(zygote, module, args, env, log)
     except (OSError, TimeoutError, ConnectionError) as error:
         # Spawn from now on; the reason goes to the zygote's log for whoever wonders.
         with contextlib.suppress(OSError), log_path.open("a") as note:
             note.write(f"tfperf.processes.warm_start: zygote unusable, spawning instead: {error!r}\n")
+        _zygotes.pop(key).close()
         end()
         return None

@@ -96,6 +96,7 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     assert compare.returncode == 0 and CASE_ID in compare.stdout, compare.stderr
 
 
+@pytest.mark.long
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")

@@ -42,6 +42,7 @@ def history(tmp_path: Path) -> tuple[Path, list[str]]:
     return project, shas
 
 
+@pytest.mark.long
 def test_a_bisection_over_commits_names_the_one_that_added_work(
         history: tuple[Path, list[str]]) -> None:
     project, shas = history
@@ -78,6 +79,7 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         store.close()
 
 
+@pytest.mark.long
 def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[str]]) -> None:
     project, shas = history
     # The good end already has the tripled work; the bad end is no slower.

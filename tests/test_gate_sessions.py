@@ -40,6 +40,7 @@ def _gate(cwd: Path, session: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.long
 def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     suite = make_suite("tinycnn")

@@ -25,6 +25,7 @@ ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1"
                      "--perf-only=strategy=single", "--perf-only=input=synthetic")
 
 
+@pytest.mark.long
 def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
         make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Where the runner makes each worker's scratch folder: all gone afterwards, even those of

@@ -151,6 +151,7 @@ def _session(path: Path, tf_config: str, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.long
 def test_a_case_joins_a_cluster_described_by_tf_config(make_suite: MakeSuite, tmp_path: Path
                                                        ) -> None:
     """What a user of a real cluster does, on loopback: every machine runs the same selection

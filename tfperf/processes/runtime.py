@@ -23,12 +23,6 @@ class Runtime:
     def environ(self, base: Mapping[str, str]) -> dict[str, str]:
         return {**base, **dict(self.env)}
 
-    @property
-    def key(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        """Workers of equal keys can share one zygote (they import the same modules with the
-        same settings)."""
-        return self.python, self.env
-
     def describe(self) -> str:
         added = " ".join(f"{k}={v}" for k, v in self.env if k != HARNESS_PATH_ENV)
         version = f"TensorFlow {self.tensorflow}" if self.tensorflow else "TensorFlow"

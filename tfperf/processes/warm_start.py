@@ -146,9 +146,9 @@ def _running(pid: int) -> bool:
 
 
 _session: dict[str, Any] = {}
-# One zygote per runtime (Python and the variables its side adds) and base environment: what a
-# zygote imported, and with which settings, is what its children get.
-ZygoteKey = tuple[str, tuple[tuple[str, str], ...], frozenset[tuple[str, str]]]
+# One zygote per Python and environment it imports in (the session's, with what the runtime's
+# side adds): what a zygote imported, and with which settings, is what its children get.
+ZygoteKey = tuple[str, frozenset[tuple[str, str]]]
 _zygotes: dict[ZygoteKey, Zygote] = {}
 # A process that runs many sessions one after another (the self-tests' in-process suites) may
 # keep its zygotes between them: each session otherwise imports TensorFlow again, 4.5 s of CPU.
@@ -198,9 +198,9 @@ def close_all() -> None:
         _zygotes.popitem()[1].close()
 
 
-def _key(runtime: Runtime, env: Mapping[str, str]) -> ZygoteKey:
-    return (*runtime.key, frozenset((k, v) for k, v in env.items() if k not in _NOT_READ_AT_IMPORT
-                                    and not k.startswith(_NOT_READ_PREFIX)))
+def _key(python: str, env: Mapping[str, str]) -> ZygoteKey:
+    return python, frozenset((k, v) for k, v in env.items() if k not in _NOT_READ_AT_IMPORT
+                             and not k.startswith(_NOT_READ_PREFIX))
 
 
 def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[bytes],
@@ -212,7 +212,7 @@ def start(module: str, args: tuple[str, ...], env: Mapping[str, str], log: IO[by
     if runtime != CURRENT:
         log_path = log_path.with_name(f"zygote-{len(_zygotes)}.log")
     base = runtime.environ(_session["env"])
-    zygote = _zygotes.pop(key := _key(runtime, base), None)
+    zygote = _zygotes.pop(key := _key(runtime.python, base), None)
     if zygote is None:
         zygote = Zygote(base, log_path, runtime.python)
     _zygotes[key] = zygote  # last: the most recently used

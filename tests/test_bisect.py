@@ -6,14 +6,17 @@ before anything runs. The search and its error budget alone: test_bisect_search.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests import bisect_repo
 from tests.bisect_repo import CASE_ID, SELECT, History
+from tests.conftest import worker_processes
 from tfperf.bisect import candidates
 from tfperf.results import database
 from tfperf.results.results_store import ResultsStore
@@ -95,6 +98,35 @@ def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[st
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"tfperf-bisect: nothing to bisect: the good end {shas[5][:10]} is "
                            "not good, it is slower than the bad end "), line
+
+
+def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
+        history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    # A CI job's timeout or cancel sends SIGTERM: the step's A/B session must not run on.
+    project, _ = history
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        bisect = subprocess.Popen(
+            [sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "commits", "../repo",
+             "HEAD~7..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
+            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and bisect.poll() is None and not (
+                "step 1:" in out.read_text() and worker_processes()):
+            time.sleep(0.2)
+        assert bisect.poll() is None and worker_processes(), out.read_text()
+        (step,) = Path(f"/proc/{bisect.pid}/task/{bisect.pid}/children").read_text().split()
+        bisect.send_signal(signal.SIGTERM)
+        code = bisect.wait(timeout=60)
+    finally:
+        bisect.kill()
+    assert not Path(f"/proc/{step}").exists()  # ended and reaped, not left to run on
+    assert code == 128 + signal.SIGTERM  # as a shell reports a process SIGTERM ended
+    deadline = time.monotonic() + 60  # its workers read the end of their input and exit
+    while worker_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert worker_processes() == []
 
 
 def test_a_tensorflow_that_cannot_be_installed_is_skipped_and_reported(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,7 +156,22 @@ def _candidates(args: argparse.Namespace) -> list[Candidate]:
     return [ends[0], *found[1:-1], ends[1]]
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Bisect; a job's timeout or cancel (SIGTERM) ends it at once, the running step's A/B
+    session too: as SystemExit it makes subprocess.run kill its child, whose workers then read
+    the end of their input and exit. Left to SIGTERM's default, the session would run on."""
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        return _bisect(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _bisect(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     split = given.index("--") if "--" in given else len(given)
     parser = _parser()

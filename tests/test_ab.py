@@ -32,9 +32,14 @@ CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep
 # wide enough that an A/A session decides whatever else the machine runs; the slowdown below
 # (B/A 0.67) is beyond it. With three other sessions' workers beside it (load 6.5 on the 2
 # cores) an A/A was still undecided at 48 pairs: up to 96 are allowed, which only a case that
-# has not decided by 48 uses.
+# has not decided by 48 uses. The interval's degrees of freedom are its duets (each worker
+# process a unit), not its pairs: four duets for 64 pairs give t(3), whose 99% quantile is 5.8,
+# and beside a busy neighbour (pairs spreading 30-40%) 2 of 3 A/As at the default relay were
+# still undecided at 64 pairs (one at 96). A fresh duet every 4 pairs decided 3 of 3 by 64
+# under that load: 8 duets at 32 pairs, 16 at 64.
 AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
-      "--perf-ab-pairs=8:96", "--perf-steps-per-round=10", "--perf-warmup-rounds=2")
+      "--perf-ab-pairs=8:96", "--perf-ab-relay=4", "--perf-steps-per-round=10",
+      "--perf-warmup-rounds=2")
 
 
 def _session_file(suite: pytest.Pytester) -> dict:  # type: ignore[type-arg]
@@ -54,9 +59,11 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
     case = data["cases"][0]
     assert case["failure"] is None and case["looks"][-1]["status"] == "same"
-    # The default duets, all measured: odd ones started A's worker first, even ones B's.
+    # The default duets at a time, relayed every 4 pairs, all measured: odd ones started A's
+    # worker first, even ones B's.
     assert data["settings"]["duets"] == ABSettings().duets
-    assert {p["duet"] for p in case["pairs"]} == set(range(1, ABSettings().duets + 1))
+    duets, relays = ABSettings().duets, -(-len(case["pairs"]) // (ABSettings().duets * 4))
+    assert {p["duet"] for p in case["pairs"]} == set(range(1, duets * relays + 1))
     assert {p["order"] for p in case["pairs"]} == {"AB", "BA"}
     assert set(case["order_effect"]) == {"a_first_ratio", "b_first_ratio"}
     for side in "AB":  # every check of a measured case, on both sides
@@ -70,7 +77,8 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
                for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
     result.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
-                                 "sampling, median over cases; 4 duets a case (median), *",
+                                 f"sampling, median over cases; {duets * relays} duets a case "
+                                 "(median), *",
                                  "CPU cores busy during a turn, median over pairs: the side "
                                  "training *, the idle workers together *"])
     reports = suite.path / ".perf-results" / "reports" / "ab"

@@ -59,8 +59,13 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
     (folder,) = (project / ".perf-results" / "reports" / "bisect").iterdir()
     doc = json.loads((folder / "bisect.json").read_text())
     assert doc["case_id"] == CASE_ID and doc["culprit"] == 5 and doc["good"] == 4
-    assert [s["candidate"] for s in doc["steps"]] == [7, 3, 4, 5]
-    assert [s["verdict"] for s in doc["steps"]] == ["slower", "skipped", "same", "slower"]
+    steps = [(s["candidate"], s["against"], s["verdict"]) for s in doc["steps"]]
+    # 4 against 0 is an A/A of unchanged work: on a busy machine it may stay undecided at 64
+    # pairs (seen once in CI), and the search then asks the other half, 7 against 4, as the
+    # search is specified; never a guess.
+    assert steps in ([(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "same"), (5, 4, "slower")],
+                     [(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "undecided"),
+                      (7, 4, "slower"), (5, 4, "slower")]), steps
     confirm = doc["steps"][0]
     assert confirm["ratio"] < 0.5 and confirm["pairs"] >= 16
     # Each verdict at its share of the 5%: 4 planned (confirmation and 3 halvings of 7).
@@ -75,7 +80,7 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         assert kept.document["steps"] == doc["steps"]
         # Each step's A/B session is kept as every A/B session is.
         assert {c.document["case_id"] for c in store.ab_cases()} == {CASE_ID}
-        assert len(store.ab_cases()) == 3
+        assert len(store.ab_cases()) == sum(v != "skipped" for _, _, v in steps)
         # Steps follow speed: no numerics arms trained.
         assert all(c.document["numerics"] is None for c in store.ab_cases())
     finally:

@@ -62,7 +62,8 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     # The default duets at a time, relayed every 4 pairs, all measured: odd ones started A's
     # worker first, even ones B's.
     assert data["settings"]["duets"] == ABSettings().duets
-    duets, relays = ABSettings().duets, -(-len(case["pairs"]) // (ABSettings().duets * 4))
+    duets, relay = ABSettings().duets, data["settings"]["relay"]
+    relays = -(-len(case["pairs"]) // (duets * relay))  # ceil: each slot relayed per `relay`
     assert {p["duet"] for p in case["pairs"]} == set(range(1, duets * relays + 1))
     assert {p["order"] for p in case["pairs"]} == {"AB", "BA"}
     assert set(case["order_effect"]) == {"a_first_ratio", "b_first_ratio"}

@@ -45,11 +45,15 @@ def one(work: Path, number: int, args: argparse.Namespace) -> dict[str, Any]:
     (folder / "out.txt").write_text(done.stdout + done.stderr)
     reports = sorted((project / ".perf-results" / "reports" / "bisect").glob("*/bisect.json"))
     doc = json.loads(reports[-1].read_text()) if reports else {}
-    small_seen = [s for i, s in enumerate(doc.get("steps", [])) if i in doc.get("below_floor", [])
-                  and s["against"] < args.small <= s["candidate"]]
+
+    def over_small(listed: str) -> bool:
+        return any(i in doc.get(listed, []) and s["against"] < args.small <= s["candidate"]
+                   for i, s in enumerate(doc.get("steps", [])))
+
     return {"run": number, "exit": done.returncode, "outcome": doc.get("outcome"),
             "culprit": doc.get("culprit"), "right": doc.get("culprit") == args.big,
-            "small_named_below_floor": bool(small_seen), "floor": doc.get("floor"),
+            "small_named_below_floor": over_small("below_floor"),
+            "small_not_excluded": over_small("not_excluded"), "floor": doc.get("floor"),
             "steps": len(doc.get("steps", [])), "pairs": sum(s.get("pairs", 0)
                                                              for s in doc.get("steps", [])),
             "seconds": round(seconds), "verdicts": [s["verdict"] for s in doc.get("steps", [])],
@@ -78,7 +82,9 @@ def main() -> int:
     print(f"10% commit named in {right} of {len(found)} runs (95% interval [{low:.2f}, "
           f"{high:.2f}]); outcomes {[r['outcome'] for r in found]}")
     print(f"the 2% commit reported as a change below the floor in "
-          f"{sum(bool(r['small_named_below_floor']) for r in found)} of {len(found)}; median "
+          f"{sum(bool(r['small_named_below_floor']) for r in found)} of {len(found)}, as lying "
+          f"where a slowdown below the floor is not excluded in "
+          f"{sum(bool(r.get('small_not_excluded')) for r in found)}; median "
           f"{statistics.median(r['seconds'] for r in found):.0f} s and "
           f"{statistics.median(r['steps'] for r in found)} steps a run")
     return 0

@@ -20,15 +20,16 @@ FLOOR = 0.015
 
 
 def _exact(speeds: list[float], unusable: frozenset[int] = frozenset(),
-           undecided: frozenset[tuple[int, int]] = frozenset()) -> search.Judge:
-    """A judge that knows the truth: B/A exactly, an interval of +-0.5%; the steps of
+           undecided: frozenset[tuple[int, int]] = frozenset(),
+           width: float = 0.005) -> search.Judge:
+    """A judge that knows the truth: B/A exactly, an interval of +-`width`; the steps of
     `undecided` (candidate, against) stay undecided."""
 
     def judge(candidate: int, against: int, level: Level) -> search.Result:
         if candidate in unusable:
             return Unusable("does not build")
         ratio = speeds[candidate] / speeds[against]
-        low, high = ratio - 0.005, ratio + 0.005
+        low, high = ratio - width, ratio + width
         status = ("undecided" if (candidate, against) in undecided else "slower" if high < 1 - level.floor
                   else "faster" if low > 1 + level.floor else "same")
         return Judged(status, ratio, low, high, 16, 1.0)
@@ -56,6 +57,24 @@ def test_a_change_below_the_steps_floor_is_passed_over_and_named() -> None:
     assert found.culprit == 11
     below = found.below_floor()
     assert below and all(s.against < 4 <= s.candidate for s in below)
+
+
+def test_a_change_below_the_floor_that_a_same_interval_holds_is_said_not_excluded() -> None:
+    # The 2% commit under intervals of +-2.5%: the step over it says `same` with 1 inside.
+    speeds = simulate.profile(16, {4: 0.02, 11: 0.10})
+    found = search.run(16, _exact(speeds, width=0.025), FLOOR, floor=0.05)
+    assert found.culprit == 11 and found.below_floor() == []
+    over_small = [s for s in found.not_excluded() if s.against < 4 <= s.candidate]
+    assert [(s.candidate, s.against) for s in over_small] == [(7, 0)]
+    assert all(isinstance(s.result, Judged) and s.result.verdict == "same"
+               for s in found.not_excluded())
+    doc = report.document(found, [Candidate(f"c{i}", "") for i in range(16)], "case",
+                          "commits", "id", "key", FLOOR)
+    assert ("- not excluded: c0 to c7 said same, B/A 0.980 ([0.955, 1.005]): a slowdown of up "
+            "to 4.5%, below the steps' floor of 5.0%, may lie there, which this bisection does "
+            "not look for") in report.conclusion(doc), report.conclusion(doc)
+    del doc["not_excluded"]  # a document kept before the list existed still reads
+    assert not any(line.startswith("- not excluded") for line in report.conclusion(doc))
 
 
 def test_skipped_candidates_are_passed_over_and_a_range_of_only_skipped_ones_is_said() -> None:

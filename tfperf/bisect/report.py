@@ -61,6 +61,7 @@ def document(found: Bisection, candidates: Sequence[Candidate], case_id: str, ki
                         "skipped": found.skipped.get(i)} for i, c in enumerate(candidates)],
         "steps": steps,
         "below_floor": [found.steps.index(s) for s in found.below_floor()],
+        "not_excluded": [found.steps.index(s) for s in found.not_excluded()],
     }
 
 
@@ -160,6 +161,13 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
             f"changed B/A by {step['ratio'] - 1:+.1%} ([{step['low']:.3f}, {step['high']:.3f}]), "
             f"less than the steps' floor of {step['floor']:.1%}: a smaller change lies there, "
             "which this bisection does not look for")
+    for number in doc.get("not_excluded", []):  # documents kept before it have none
+        step = doc["steps"][number]
+        lines.append(
+            f"- not excluded: {_label(doc, step['against'])} to {_label(doc, step['candidate'])} "
+            f"said same, B/A {step['ratio']:.3f} ([{step['low']:.3f}, {step['high']:.3f}]): a "
+            f"slowdown of up to {1 - step['low']:.1%}, below the steps' floor of "
+            f"{step['floor']:.1%}, may lie there, which this bisection does not look for")
     skipped = [(c["label"], c["skipped"]) for c in doc["candidates"] if c["skipped"]]
     for label, reason in skipped:
         lines.append(f"- skipped {label}: {reason}")

@@ -107,6 +107,13 @@ class Bisection:
         return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
                 and (small(s.result) or id(s) in passed)]
 
+    def not_excluded(self) -> list[Step]:
+        """Bisection steps that moved the good end on `same` with an interval holding both 1 and
+        a slowdown: a change smaller than the floor may lie between their sides, which the
+        bisection neither found nor ruled out (a 2% commit under an interval of +-3%)."""
+        return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
+                and s.result.verdict == SAME and s.result.low < 1 <= s.result.high]
+
 
 def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None,
         confirm_pairs: int | None = None, error: float = levels.ERROR,

@@ -84,7 +84,7 @@ def main() -> int:
     print(f"the 2% commit reported as a change below the floor in "
           f"{sum(bool(r['small_named_below_floor']) for r in found)} of {len(found)}, as lying "
           f"where a slowdown below the floor is not excluded in "
-          f"{sum(bool(r.get('small_not_excluded')) for r in found)}; median "
+          f"{sum(bool(r['small_not_excluded']) for r in found)}; median "
           f"{statistics.median(r['seconds'] for r in found):.0f} s and "
           f"{statistics.median(r['steps'] for r in found)} steps a run")
     return 0

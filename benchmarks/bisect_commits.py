@@ -1,6 +1,6 @@
 """Does tfperf-bisect name the right commit? Real bisections over a generated history.
 
-Each run makes a fresh repository of --commits commits of one workload (tests/bisect_repo.py:
+Each run makes a fresh repository of --commits commits of one workload (tests/helpers/bisect_repo.py:
 a residual stack of 50 convolution blocks), where commit --big adds 5 blocks (10% more work
 per step) and commit --small adds 1 (2%), and runs `tfperf-bisect commits` over it at the
 shipped defaults, in a process of its own. It counts how often the named culprit is the 10%
@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import bisect_repo  # noqa: E402 (after the path above)
+from tests.helpers import bisect_repo  # noqa: E402 (after the path above)
 from tfperf.bisect import simulated_bisections as simulate  # noqa: E402
 
 

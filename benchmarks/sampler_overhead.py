@@ -10,7 +10,7 @@ Two figures, each repeated and quoted as the median:
    runs in the parent process and the worker trains in another, so this is an upper bound.
 
 On a machine with an NVIDIA driver it samples the real GPUs through nvidia-ml-py; without one
-it samples the FAKE NVML of the self-tests (tests/fake_nvml.py), which measures the sampler's
+it samples the FAKE NVML of the self-tests (tests/helpers/fake_nvml.py), which measures the sampler's
 thread and bookkeeping but not the driver's calls. It says which.
 
     python benchmarks/sampler_overhead.py [--repeats=5] [--pairs=10] [--interval=0.1]
@@ -37,7 +37,7 @@ def _nvml() -> tuple[Any, list[int], str]:
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as error:
-        from tests.fake_nvml import FakeNvml
+        from tests.helpers.fake_nvml import FakeNvml
 
         return FakeNvml(), [0, 1], f"FAKE NVML (no NVIDIA driver: {error})"
     count = pynvml.nvmlDeviceGetCount()

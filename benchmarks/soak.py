@@ -12,8 +12,8 @@ touched); the gate still judges against baselines/, so a noisy slowdown shows as
 which is counted apart. Exits 1 if any infrastructure failure or left process was seen.
 
     python benchmarks/soak.py --smoke 20                                # the smoke tier
-    python benchmarks/soak.py --smoke 0 --tests tests/test_multiprocess.py --test-runs 20
-    python benchmarks/soak.py --smoke 20 --tests tests/test_multiprocess.py --test-runs 20
+    python benchmarks/soak.py --smoke 0 --tests tests/real/test_multiprocess.py --test-runs 20
+    python benchmarks/soak.py --smoke 20 --tests tests/real/test_multiprocess.py --test-runs 20
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the generator and the server live with the self-tests
 
-from tests.postgres_server import running_server  # noqa: E402
-from tests.store_history import Shape, case_ids, generate, machine_keys  # noqa: E402
+from tests.helpers.postgres_server import running_server  # noqa: E402
+from tests.helpers.store_history import Shape, case_ids, generate, machine_keys  # noqa: E402
 from tfperf.dashboard import site_data  # noqa: E402
 from tfperf.dashboard.tfperf_dashboard import build  # noqa: E402
 from tfperf.gate.stored_runs import StoredRuns  # noqa: E402

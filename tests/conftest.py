@@ -1,97 +1,15 @@
-"""Self-tests build small suites with pytester and run them for real (real workers, real TF)."""
+"""The self-tests, in two lanes (README, docs/layout.md):
+
+- tests/fast/: pure Python. No TensorFlow, no process: the edit-test loop, under a minute.
+- tests/real/: real pytest runs (pytester) of small suites with real workers and TensorFlow.
+
+This file imports neither TensorFlow nor a worker: `pytest tests/fast` stays fast."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import alembic.command  # noqa: F401
-import keras  # noqa: F401
 import pytest
-import tensorflow  # noqa: F401
 
-from tfperf.processes import leftovers, warm_start
-
-# pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
-# imported twice in one process: importing it here keeps it out of those snapshots. Alembic
-# (which the store opens in a session) too: imported again, its SQLAlchemy dialects would
-# register their functions twice, with a warning each.
-
-pytest_plugins = ("pytester", "tests.postgres_server")
-
-REPO = Path(__file__).resolve().parents[1]
-TEST_WORKLOADS = Path(__file__).resolve().parent / "workloads"
-
-MakeSuite = Callable[..., pytest.Pytester]
-
-
-@pytest.fixture
-def make_suite(pytester: pytest.Pytester) -> MakeSuite:
-    """A copy of the real suite (ini, conftest, perf/) with the chosen workloads.
-
-    Names are looked up in tests/workloads first, then in the project's workloads/.
-    """
-
-    def make(*workloads: str, perf_files: tuple[str, ...] = ("test_training.py",)
-             ) -> pytest.Pytester:
-        shutil.copy(REPO / "pytest.ini", pytester.path / "pytest.ini")
-        shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")
-        (pytester.path / "perf").mkdir()
-        for name in perf_files:
-            shutil.copy(REPO / "perf" / name, pytester.path / "perf")
-        folder = pytester.path / "workloads"
-        folder.mkdir()
-        shutil.copy(TEST_WORKLOADS / "_tiny.py", folder)
-        for helper in (REPO / "workloads").glob("_*.py"):
-            shutil.copy(helper, folder)
-        for name in workloads:
-            source = TEST_WORKLOADS / f"{name}.py"
-            if not source.exists():
-                source = REPO / "workloads" / f"{name}.py"
-            shutil.copy(source, folder)
-        return pytester
-
-    return make
-
-
-# pytest-xdist marks its worker processes by these variables, and pytest-benchmark turns itself
-# off where it sees them. The suites a self-test starts are sessions of their own, which must
-# record their benchmarks as a user's do.
-for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-    os.environ.pop(_name, None)
-
-# pytester points HOME at each test's own folder. The caches keyed by what they hold (uv's
-# wheels, the workload catalog: tfperf.cases.catalog_cache) stay the machine's, as a user's do,
-# so that each test does not fill them again; a test of a cache points it elsewhere.
-os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
-
-# Every process this self-test session starts inherits it, forked or spawned: another session
-# on the machine (a soak, a second run) has workers in pytester folders too, which are not ours.
-SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))
-os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
-
-
-# The suites a self-test runs in this process (pytester's in-process runs) share the zygotes
-# that import TensorFlow, each kept for the next suite whose settings it has: importing again
-# was most of the self-tests' CPU. (Imported here, before any suite runs, so that pytester's
-# restore of sys.modules after a suite keeps this module and its zygotes.) test_warm_start
-# turns it off to see a session end its zygote.
-warm_start.keep_between_sessions(True)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _kept_zygotes_end_with_the_self_tests() -> Iterator[None]:
-    yield
-    warm_start.close_all()
-
-
-def worker_processes() -> list[int]:
-    """Pids of tfperf workers still running that this session's self-tests started: not the
-    kept zygotes themselves (their children, forked workers, are counted)."""
-    return [pid for pid in leftovers.running(*SESSION_MARKER)
-            if pid not in warm_start.kept_pids()]
+pytest_plugins = ("pytester", "tests.helpers.postgres_server")
 
 
 def pytest_configure(config: pytest.Config) -> None:

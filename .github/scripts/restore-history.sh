@@ -3,7 +3,7 @@
 # branch into .perf-results/. GH_TOKEN, if set, authenticates this fetch only (a private
 # repository's). Exit 0 with nothing restored only when the branch does not exist yet; any
 # other failure (authentication, network) fails, so that a night is never gated against an
-# empty past by mistake. tests/test_workflows.py runs it against real repositories.
+# empty past by mistake. tests/real/test_workflows.py runs it against real repositories.
 set -euo pipefail
 auth=()
 if [ -n "${GH_TOKEN:-}" ]; then

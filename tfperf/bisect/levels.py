@@ -22,7 +22,7 @@ whole confirmed slowdown is then at least twice the steps' floor from "no change
 smaller change elsewhere in the range (below the floor) moves no bad end: its step says `same`
 and the report names it as a change the bisection did not split. What the claim assumes: the
 A/B interval's own assumptions (docs/ab.md), a culprit of at least twice the floor, and no
-other change between the ends beyond the floor. `tests/test_bisect_search.py` checks it by
+other change between the ends beyond the floor. `tests/fast/test_bisect_search.py` checks it by
 simulating the steps' A/B sessions through the verdict code itself.
 """
 

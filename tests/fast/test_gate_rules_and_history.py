@@ -1,0 +1,177 @@
+"""Which runs make a case's history (fingerprints, marked changes, excluded regressions),
+effect floors and waivers from baselines/statistics.toml, and their one-line errors."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.gate_runs import CASE, HARD, run
+from tfperf.gate import case_verdict, refresh, statistics
+from tfperf.gate import rules as gate_rules
+from tfperf.gate.case_verdict import Sources
+from tfperf.gate.history import Run
+from tfperf.gate.statistics import GateSettings
+from tfperf.gate.store import CaseBaseline, Entry
+
+TODAY = datetime.date(2026, 11, 22)
+
+
+
+def entry(runs: list[Run], since: str = "", kept: float | None = None) -> Entry:
+    return Entry(1, "me", "2026-11-01", "", "test", "refresh",
+                 {CASE: CaseBaseline(tuple(runs), since, kept)})
+
+
+def test_history_is_the_entry_plus_later_nightly_runs_of_the_same_hard_key() -> None:
+    nightly = [run(1000, d) for d in range(5, 15)]
+    nightly.append(run(1000, 16, hard={**HARD, "tensorflow": "2.22.0"}))
+    nightly.append(run(500, 17, verdict=statistics.REGRESSION))  # a confirmed regression: not normal
+    sources = Sources(entry([run(1000, 3), run(1000, 4)], since="2026-11-08"), nightly)
+    history, hard_note, soft_note = case_verdict.comparable(run(990, 20), sources, 30)
+    assert [r.when for r in history] == ["2026-11-03", "2026-11-04"] + [
+        f"2026-11-{d:02d}" for d in range(8, 15)]
+    assert hard_note == ""
+    assert soft_note == "host: 'h14' -> 'h20'"
+
+
+def test_a_result_of_another_hard_key_is_never_compared_and_the_field_is_named() -> None:
+    sources = Sources(None, [run(1000, d) for d in range(1, 12)])
+    newer = run(500, 20, hard={**HARD, "tensorflow": "2.22.0"})
+    verdict = case_verdict.assess(newer, sources, gate_rules.GateRules({}), GateSettings())
+    assert verdict.status == case_verdict.FINGERPRINT_DIFFERS
+    assert verdict.fingerprint_note == "tensorflow: '2.21.0' -> '2.22.0'"
+    assert verdict.verdicts == ()
+    concluded = case_verdict.conclude(verdict, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert concluded.status == case_verdict.FINGERPRINT_DIFFERS
+
+
+def test_the_history_is_the_most_recent_runs_only() -> None:
+    sources = Sources(None, [run(1000 + d, d) for d in range(1, 29)])
+    history, _, _ = case_verdict.comparable(run(1000, 30), sources, 20)
+    assert len(history) == 20 and history[0].when == "2026-11-09"
+
+
+def test_a_confirmed_regression_without_a_waiver_fails_and_an_expired_one_gates_again(
+        tmp_path: Path) -> None:
+    sources = Sources(None, [run(1000 + (d % 3), d) for d in range(1, 13)])
+    slow = run(800, 20)
+    (tmp_path / "gate.toml").write_text(
+        '[[waivers]]\ncases = "resnet20-cpu1"\nreason = "known: issue 12"\n'
+        "expires = 2026-11-30\n")
+    rules = gate_rules.load(tmp_path)
+    first = case_verdict.assess(slow, sources, rules, GateSettings())
+    assert first.status == statistics.FLAGGED
+    waived = case_verdict.conclude(first, None, rules, GateSettings(), TODAY)
+    assert (waived.status, waived.failed) == ("waived", False)
+    assert waived.waiver_note == "waived until 2026-11-30: known: issue 12"
+    later = case_verdict.conclude(first, None, rules, GateSettings(), datetime.date(2026, 12, 1))
+    assert later.failed
+    assert later.waiver_note.startswith("waiver expired 2026-11-30")
+    unwaived = case_verdict.conclude(first, None, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert unwaived.failed and unwaived.throughput is not None
+    assert unwaived.throughput.status == statistics.REGRESSION
+
+
+def test_a_rerun_that_is_not_slower_does_not_confirm() -> None:
+    sources = Sources(None, [run(1000 + (d % 3), d) for d in range(1, 13)])
+    first = case_verdict.assess(run(800, 20), sources, gate_rules.GateRules({}), GateSettings())
+    again = replace(run(1001, 21), session="s20")
+    verdict = case_verdict.conclude(first, again, gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert verdict.status == statistics.NOT_CONFIRMED and not verdict.failed
+
+
+def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:
+    (tmp_path / "gate.toml").write_text(
+        '[floors]\n"resnet20-" = 0.08\n"resnet20-cpu1-workers1-xla_off" = 0.12\n')
+    rules = gate_rules.load(tmp_path)
+    assert rules.floor(CASE, 0.05) == 0.12
+    assert rules.floor("resnet20-cpu2-workers1", 0.05) == 0.08
+    assert rules.floor("deepconn-cpu1", 0.05) == 0.05
+
+
+def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
+        tmp_path: Path) -> None:
+    history = Sources(None, [run(1000, d, compile_s=2.0 + 0.01 * (d % 3),
+                                 memory=1e8 * (1 + 0.001 * (d % 3))) for d in range(1, 13)])
+
+    def statuses(now: Run, rules: gate_rules.GateRules) -> dict[str, str]:
+        gate = case_verdict.assess(now, history, rules, GateSettings())
+        return {v.metric.name: v.status for v in gate.verdicts}
+
+    # 20% longer compiles and 8% more memory: beyond the noise, within the default floors
+    # (25% and 10%); throughput's 5% would have failed both.
+    within = statuses(run(1000, 20, compile_s=2.4, memory=1.08e8), gate_rules.GateRules({}))
+    assert within == {"examples_per_sec": "ok", "peak_memory_bytes": "ok",
+                      "compile_cpu_s": "ok"}
+    beyond = statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), gate_rules.GateRules({}))
+    assert beyond["compile_cpu_s"] == beyond["peak_memory_bytes"] == statistics.FLAGGED
+    (tmp_path / "gate.toml").write_text('[floors]\n"resnet20-" = 0.5\n[memory_floors]\n'
+                                        '"resnet20-" = 0.2\n[compile_floors]\n"xla_off" = 0.4\n')
+    rules = gate_rules.load(tmp_path)
+    assert (rules.floor(CASE, 0.05), rules.floor(CASE, 0.1, "memory_floors"),
+            rules.floor(CASE, 0.25, "compile_floors")) == (0.5, 0.2, 0.4)
+    assert statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), rules) == within
+    # Confirmed by the figure alone, as peak memory is, then a regression naming it.
+    concluded = case_verdict.conclude(
+        case_verdict.assess(run(1000, 20, compile_s=4.0), history, rules, GateSettings()),
+        None, rules, GateSettings(), TODAY)
+    assert concluded.failed and [v.metric.label for v in concluded.verdicts
+                                 if v.status == statistics.REGRESSION] == ["compile time"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[floors]\nresnet = 5\n", "floors.resnet: 5 is not a fraction between 0 and 1"),
+    ("[[waivers]]\ncases = 'x'\nexpires = 2026-12-01\n", "waiver 1: a waiver needs a 'reason'"),
+    ("[[waivers]]\ncases = 'x'\nreason = 'r'\nexpires = 'soon'\n",
+     "waiver 1: 'expires' must be a date like 2026-12-31, not 'soon'"),
+    ("[[waivers]]\ncases = 'x'\nreason = 'r'\nexpires = 2026-12-01\nmetric = 'speed'\n",
+     "waiver 1: no gated figure 'speed'; valid: examples_per_sec, scaling_efficiency, "
+     "peak_memory_bytes, compile_cpu_s"),
+    ("[thresholds]\n", "unknown table 'thresholds'; valid: floors, memory_floors, "
+     "compile_floors, waivers"),
+    ("[compile_floors]\nxla = 2\n", "compile_floors.xla: 2 is not a fraction between 0 and 1"),
+    ("[floors\n", "is not readable TOML"),
+])
+def test_a_bad_rules_file_is_one_line_naming_the_file(tmp_path: Path, text: str,
+                                                      message: str) -> None:
+    (tmp_path / "gate.toml").write_text(text)
+    with pytest.raises(gate_rules.RulesError) as error:
+        gate_rules.load(tmp_path)
+    assert str(tmp_path / "gate.toml") in str(error.value)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_the_refresh_refuses_missing_noisy_or_mixed_runs_naming_each_case() -> None:
+    other = "deepconn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+    steady = [[run(1000, 1)], [run(1010, 2)], [run(990, 3)]]
+    assert len(refresh.collect(steady, 0.05)[CASE]) == 3
+    noisy = [[run(1000, 1)], [run(1400, 2)], [run(700, 3)]]
+    with pytest.raises(refresh.Refused, match=r"sessions spread \d+\.\d% \(over 5\.0%\)"):
+        refresh.collect(noisy, 0.05)
+    mixed = [[run(1000, 1)], [run(1000, 2, hard={**HARD, "tensorflow": "2.22.0"})]]
+    with pytest.raises(refresh.Refused, match=re.escape(
+            "fingerprints differ between sessions: tensorflow: '2.21.0' -> '2.22.0'")):
+        refresh.collect(mixed, 0.05)
+    missing = [[run(1000, 1), replace(run(1000, 1), case_id=other)], [run(1000, 2)]]
+    with pytest.raises(refresh.Refused, match=f"{other}: ran in 1 of 2 sessions"):
+        refresh.collect(missing, 0.05)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "holds 0 refresh session(s); a refresh's dry run keeps at least 2 there"),
+    (["-k", "resnet20"], "--sessions-from takes the sessions as they were measured: no -k"),
+    (["--sessions=3"], "--sessions-from takes the sessions as they were measured"),
+])
+def test_sessions_from_refuses_what_it_cannot_use_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        refresh.main(["--sessions-from", str(tmp_path / "none"), *extra])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err.splitlines()[-1]

@@ -1,0 +1,66 @@
+"""The house shows its plan, and keeps it: the pytest process never imports TensorFlow (the
+worker side lives in tfperf/worker/ and nothing else imports it), no module needs scrolling,
+the front page is short and its commands select cases, and the harness installs as a pytest
+plugin that runs the suite in another repository."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.house import PACKAGE, front_page_selections, host_modules, module_name
+from tests.helpers.suites import REPO
+
+MAX_LINES = 300
+FRONT_PAGE_BYTES = 12_000
+
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_host_modules_import_nothing_from_the_worker_side() -> None:
+    crossing = {
+        module_name(path): sorted(m for m in _imports(path)
+                              if m.split(".")[0] in ("tensorflow", "keras")
+                              or m == "tfperf.worker" or m.startswith("tfperf.worker."))
+        for path in host_modules()}
+    assert not {name: found for name, found in crossing.items() if found}
+
+
+def test_no_module_needs_scrolling() -> None:
+    long = {module_name(p): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says what it does, once: no two report.py or case.py to tell apart."""
+    names = [p.name for p in PACKAGE.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_front_page_is_short() -> None:
+    assert len((REPO / "README.md").read_bytes()) < FRONT_PAGE_BYTES
+
+
+
+def test_the_front_page_shows_selections() -> None:
+    assert len(front_page_selections()) >= 3
+
+
+def test_the_fast_lane_starts_no_process() -> None:
+    with pytest.raises(RuntimeError, match="the fast lane starts no process"):
+        subprocess.run(["true"], check=False)

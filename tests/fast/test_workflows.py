@@ -1,0 +1,92 @@
+"""The workflows pass actionlint and keep the security rules (tests/helpers/workflow_policy.py);
+each
+rule is also shown to fire on a workflow that breaks it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests.helpers.workflow_policy import load, triggers, violations
+
+
+@pytest.mark.parametrize("name", ["pr.yml", "nightly.yml", "refresh.yml"])
+def test_each_workflow_keeps_the_security_rules(name: str) -> None:
+    assert violations(name, load(name)) == []
+
+
+def test_gpu_jobs_run_only_on_schedule_or_by_hand() -> None:
+    for name in ("nightly.yml", "refresh.yml"):
+        assert triggers(load(name)) <= {"schedule", "workflow_dispatch"}, name
+    assert "self-hosted" not in repr(load("pr.yml"))
+
+
+def _broken(change: str) -> dict[Any, Any]:
+    workflow = copy.deepcopy(load("nightly.yml"))
+    job = workflow["jobs"]["nightly"]
+    if change == "pull_request":
+        workflow[True]["pull_request"] = None
+    elif change == "unpinned":
+        job["steps"][0]["uses"] = "actions/checkout@v4"
+    elif change == "write":
+        job["permissions"] = {"contents": "write"}
+    elif change == "no_permissions":
+        del job["permissions"]
+    elif change == "expression":
+        job["steps"][2]["run"] = './run perf -k "${{ inputs.selection }}"'
+    elif change == "secret":
+        workflow[True] = {"pull_request": None}
+        job["runs-on"] = "ubuntu-24.04"
+        job["env"]["TOKEN"] = "${{ secrets.RUNNER_TOKEN }}"
+    elif change == "pull_request_target":
+        workflow[True] = {"pull_request_target": None}
+    return workflow
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ("pull_request", "nightly.yml: job nightly: runs on a self-hosted runner, triggered by "
+                     "['pull_request']"),
+    ("unpinned", "nightly.yml: job nightly step 1: actions/checkout@v4 is not pinned to a full "
+                 "commit SHA"),
+    ("write", "nightly.yml: job nightly: a self-hosted job with write permission ['contents']"),
+    ("no_permissions", "nightly.yml: job nightly: no permissions of its own"),
+    ("expression", "nightly.yml: job nightly step 3: an expression inside a run script (pass it "
+                   "through env)"),
+    ("secret", "nightly.yml: job nightly: a secret in a job that ['pull_request'] triggers"),
+    ("pull_request_target", "nightly.yml: pull_request_target runs a fork's changes with the "
+                            "base's rights"),
+])
+def test_each_rule_fires_on_a_workflow_that_breaks_it(change: str, message: str) -> None:
+    assert message in violations("nightly.yml", _broken(change))
+
+
+def _self_hosted(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
+    return [job for job in workflow["jobs"].values() if "self-hosted" in repr(job["runs-on"])]
+
+
+def test_every_gpu_workflow_shares_one_concurrency_group_and_keeps_its_environments() -> None:
+    for name in ("nightly.yml", "refresh.yml"):
+        workflow = load(name)
+        assert workflow["concurrency"] == {"group": "gpu-runners", "cancel-in-progress": False}
+        for job in _self_hosted(workflow):
+            checkout = job["steps"][0]
+            assert checkout["uses"].startswith("actions/checkout@"), name
+            # The worker environments (.venv, .perf-results/cache) survive the next checkout.
+            assert checkout["with"] == {"persist-credentials": False, "clean": False}, name
+    pr = load("pr.yml")["concurrency"]
+    assert pr["cancel-in-progress"] is True and "pull_request.number" in pr["group"]
+
+
+def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> None:
+    jobs = load("nightly.yml")["jobs"]
+    for name in ("nightly", "candidate", "keep-history"):
+        assert jobs[name]["env"]["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
+    keep = jobs["keep-history"]
+    assert keep["needs"] == ["nightly", "candidate"]
+    runs = " ".join(str(step.get("run", "")) for step in keep["steps"])
+    assert "tfperf-dashboard --out dashboard" in runs and "GITHUB_STEP_SUMMARY" in runs
+    assert any(step.get("with", {}).get("name") == "dashboard" for step in keep["steps"])
+    refresh = load("refresh.yml")["jobs"]["propose"]["env"]
+    assert refresh["GH_TOKEN"] == "${{ secrets.TFPERF_PR_TOKEN || github.token }}"

@@ -1,0 +1,29 @@
+"""What the self-tests share without importing TensorFlow: the repository's paths, the type of
+the real lane's `make_suite` fixture, and the workers a self-test left running."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tfperf.processes import leftovers, warm_start
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_WORKLOADS = REPO / "tests" / "workloads"
+
+MakeSuite = Callable[..., pytest.Pytester]
+
+# Every process a self-test session starts inherits it, forked or spawned (the real lane's
+# conftest sets it): another session on the machine (a soak, a second run) has workers in
+# pytester folders too, which are not ours.
+SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))
+
+
+def worker_processes() -> list[int]:
+    """Pids of tfperf workers still running that this session's self-tests started: not the
+    kept zygotes themselves (their children, forked workers, are counted)."""
+    return [pid for pid in leftovers.running(*SESSION_MARKER)
+            if pid not in warm_start.kept_pids()]

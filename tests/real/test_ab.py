@@ -1,0 +1,308 @@
+"""The A/B comparison end to end, with real sessions of real workers: an A/A session says
+`same`, a slowdown injected into side B says `slower` and fails the session, the standalone
+command judges the kept session again, a side that crashes is named, bad specs and options stop
+the session with one line. The verdict's statistics: test_ab_verdict.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
+from tfperf.options.ab_settings import ABSettings
+from tfperf.processes import environments
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
+
+CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
+        "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic",
+        "--perf-only=workers=1", "--perf-only=placement=default", "--perf-only=precision=fp32")
+CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+# tinycnn's millisecond steps on a shared 2-core machine: beside another session's workers its
+# A/A turns spread 10% pair to pair and 16 pairs put B/A at 0.94 [0.84, 1.02]. The floor is
+# wide enough that an A/A session decides whatever else the machine runs; the slowdown below
+# (B/A 0.67) is beyond it. With three other sessions' workers beside it (load 6.5 on the 2
+# cores) an A/A was still undecided at 48 pairs: up to 96 are allowed, which only a case that
+# has not decided by 48 uses. The interval's degrees of freedom are its duets (each worker
+# process a unit), not its pairs: four duets for 64 pairs give t(3), whose 99% quantile is 5.8,
+# and beside a busy neighbour (pairs spreading 30-40%) 2 of 3 A/As at the default relay were
+# still undecided at 64 pairs (one at 96). A fresh duet every 4 pairs decided 3 of 3 by 64
+# under that load: 8 duets at 32 pairs, 16 at 64.
+AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
+      "--perf-ab-pairs=8:96", "--perf-ab-relay=4", "--perf-steps-per-round=10",
+      "--perf-warmup-rounds=2")
+
+
+def _session_file(suite: pytest.Pytester) -> dict:  # type: ignore[type-arg]
+    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
+    data: dict = json.loads(found.read_text())  # type: ignore[type-arg]
+    return data
+
+
+def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CASE, *AB)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*tfperf A/B: smoke tier on *",
+                                 "A = baseline: TensorFlow 2.21.0 (current*",
+                                 f"{CASE_ID}  * same * [0-9]*"])
+    data = _session_file(suite)
+    assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
+    case = data["cases"][0]
+    assert case["failure"] is None and case["looks"][-1]["status"] == "same"
+    # The default duets at a time, relayed every 4 pairs, all measured: odd ones started A's
+    # worker first, even ones B's.
+    assert data["settings"]["duets"] == ABSettings().duets
+    duets, relay = ABSettings().duets, data["settings"]["relay"]
+    relays = -(-len(case["pairs"]) // (duets * relay))  # ceil: each slot relayed per `relay`
+    assert {p["duet"] for p in case["pairs"]} == set(range(1, duets * relays + 1))
+    assert {p["order"] for p in case["pairs"]} == {"AB", "BA"}
+    assert set(case["order_effect"]) == {"a_first_ratio", "b_first_ratio"}
+    for side in "AB":  # every check of a measured case, on both sides
+        assert case["sides"][side]["loss_last"] < case["sides"][side]["loss_first"]
+        assert case["sides"][side]["layout_ops_checked"]
+    # What the workers' CPUs did in each turn: the one whose turn it was trained, the
+    # others waited (a thread pool that spins would show here, as busy idle workers).
+    active = [p["active_cores"] for p in case["pairs"]]
+    idle = [p["idle_cores"] for p in case["pairs"]]
+    assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
+               for p in case["pairs"])
+    assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
+    result.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
+                                 f"sampling, median over cases; {duets * relays} duets a case "
+                                 "(median), *",
+                                 "CPU cores busy during a turn, median over pairs: the side "
+                                 "training *, the idle workers together *"])
+    reports = suite.path / ".perf-results" / "reports" / "ab"
+    assert "| `tinycnn-" in (reports / "ab.md").read_text()
+    assert list((reports / "plots").glob("tinycnn-*.png"))
+    # Progress while it ran (plain lines: no terminal here): the case, then each look.
+    result.stdout.re_match_lines([
+        rf"tfperf: case 1 of 1 \| {CASE_ID} \| 0m00s in this case, .* in all$",
+        rf"tfperf: case 1 of 1 \| {CASE_ID} \| .* \| {case['looks'][0]['pairs']} pairs: "
+        r"B/A \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\], (same|undecided)$"])
+    # The store holds the case with its verdict and interval.
+    store = ResultsStore.open(database.default_url(suite.path / ".perf-results" / "history"))
+    try:
+        [stored] = store.ab_cases(data["session"])
+    finally:
+        store.close()
+    assert (stored.case_id, stored.verdict, stored.pairs) == (CASE_ID, "same", len(case["pairs"]))
+    assert stored.low is not None and stored.high is not None and stored.ratio is not None
+    assert stored.low < stored.ratio < stored.high
+    compare = subprocess.run([str(Path(sys.executable).parent / "pytest-benchmark"), "compare",
+                              str(reports / "A.json"), str(reports / "B.json")],
+                             capture_output=True, text=True, timeout=120)
+    assert compare.returncode == 0 and CASE_ID in compare.stdout, compare.stderr
+
+
+@pytest.mark.long
+def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look.
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
+                             "--perf-inject-slowdown=0.5@tinycnn")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
+                                 f"{CASE_ID}  * slower * [0-9]*"])
+    case = _session_file(suite)["cases"][0]
+    served = Counter(p["duet"] for p in case["pairs"])
+    assert len(served) == len(case["pairs"]) // 2 >= 4 and set(served.values()) == {2}, served
+    assert case["relay_s"] > 0
+    # Each duet's own workers, each with its own log.
+    logs = suite.path / ".perf-results" / "logs"
+    assert all((logs / f"{CASE_ID}.{side}{number}.log").exists()
+               for number in served for side in "AB")
+    (kept,) = (suite.path / ".perf-results" / "ab").glob("*.json")
+    again = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(kept)],
+                           cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and " slower " in again.stdout, again.stdout + again.stderr
+    # Judged with a floor above the injected 33%, the same pairs are not slower.
+    wide = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(kept), "--floor=49"],
+                          cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert wide.returncode == 0 and " slower " not in wide.stdout, wide.stdout
+    broken = suite.path / "broken.json"
+    broken.write_text('{"format": "tfperf-ab/1"}')
+    bad = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+                         cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "is not a valid tfperf A/B session file" in bad.stderr
+    # A file names the rule its looks were judged by; one it does not know is refused.
+    data = json.loads(kept.read_text())
+    assert data["settings"]["look_rule"] == "duets"
+    # Each duet ran AB once and BA once, in an order drawn from the kept seed.
+    assert isinstance(data["settings"]["seed"], int)
+    for number in served:
+        assert sorted(p["order"] for p in case["pairs"] if p["duet"] == number) == ["AB", "BA"]
+    # A file kept before issue 33 is judged as it ran: its pairs as independent.
+    data["settings"]["look_rule"] = "spending"
+    broken.write_text(json.dumps(data))
+    old = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+                         cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert old.returncode == 1 and "pairs taken as independent" in \
+        (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), old.stdout
+    data["settings"]["look_rule"] = "pocock"
+    broken.write_text(json.dumps(data))
+    bad = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+                         cwd=suite.path, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "look_rule" in bad.stderr \
+        and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    other = suite.path / "main_workloads"
+    other.mkdir()
+    shutil.copy(TEST_WORKLOADS / "_tiny.py", other)
+    # Side A's tinycnn is the segfaulting one.
+    text = (TEST_WORKLOADS / "segfault.py").read_text().replace('name = "segfault"',
+                                                                 'name = "tinycnn"')
+    (other / "tinycnn.py").write_text(text)
+    # Without --perf-steps-per-round, as a user runs it: an A/B round is then 2 steps.
+    result = suite.runpytest(*CASE, *(o for o in AB if "steps-per-round" not in o),
+                             "--perf-ab-duets=2", "--perf-baseline-workloads=main_workloads")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
+        "while building*"])
+    data = _session_file(suite)
+    assert data["cases"][0]["failure"]["cause"] == "crash"
+    assert data["settings"]["steps_per_round"] == 2
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (("--perf-baseline=tensorflow-cpu>=",),
+     "ERROR: --perf-baseline: 'tensorflow-cpu>=' is not a pip requirement, a wheel file or a "
+     "Python interpreter (*)"),
+    (("--perf-tensorflow=/no/such/python",),
+     "ERROR: --perf-tensorflow: '/no/such/python' is not an executable Python interpreter"),
+    (("--perf-baseline=missing.whl",), "ERROR: --perf-baseline: no wheel file 'missing.whl'"),
+    (("--perf-ab-floor=2",), "ERROR: --perf-ab-floor: only with --perf-baseline (an A/B comparison)"),
+    (("--perf-baseline=current", "--perf-ab-floor=80"),
+     "ERROR: --perf-ab-floor: '80' is not a percentage above 0 and below 50"),
+    (("--perf-baseline=current", "--perf-ab-confidence=100"),
+     "ERROR: --perf-ab-confidence: '100' is not a percentage from 50 to below 100"),
+    (("--perf-baseline=current", "--perf-ab-pairs=9:3"),
+     "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
+    (("--perf-baseline=current", "--perf-ab-duets=3"),
+     "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
+    (("--perf-baseline=current", "--perf-ab-cost-floors=25"),
+     "ERROR: --perf-ab-cost-floors: '25' is not TIME:MEMORY, two percentages above 0 and below "
+     "1000, e.g. 25:10"),
+    (("--perf-baseline=current", "--perf-ab-relay=-1"),
+     "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs from 2 (0: never)"),
+    # The verdict estimates each duet's spread from its own pairs (random_effects.py).
+    (("--perf-baseline=current", "--perf-ab-relay=1"),
+     "ERROR: --perf-ab-relay: '1' is not a whole number of pairs from 2 (0: never)"),
+    (("--perf-baseline=current", "--perf-ab-pairs=8:64", "--perf-ab-duets=8"),
+     "ERROR: --perf-ab-pairs: MIN 8 is less than two pairs for each of the 8 duets; give MIN "
+     "of at least 16 or fewer --perf-ab-duets"),
+    (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
+     "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
+    (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),
+     "ERROR: --perf-baseline-workloads: no folder 'nowhere'"),
+    # Found when the session starts, still before any case.
+    (("--perf-tensorflow=tensorflow-cpu==0.0.1",),
+     "ERROR: --perf-tensorflow=tensorflow-cpu==0.0.1: cannot install 'tensorflow-cpu==0.0.1': "
+     "*no version of tensorflow-cpu==0.0.1* (log: *environments.log)"),
+    (("--perf-baseline=/usr/bin/python3",),
+     "ERROR: --perf-baseline=/usr/bin/python3: TensorFlow cannot be imported by /usr/bin/python3: "
+     "ModuleNotFoundError: No module named 'tensorflow' (log: *environments.log)"),
+])
+def test_bad_specs_and_options_are_one_line_before_any_case(
+        make_suite: MakeSuite, options: tuple[str, ...], message: str) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CASE, *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.startswith("ERROR")]
+    assert len(errors) == 1, result.errlines
+    result.stderr.fnmatch_lines([message])
+    assert not list(suite.path.glob(".perf-results/logs/tinycnn-*.log"))
+
+
+def test_a_session_id_given_by_its_caller_must_name_a_file(
+        make_suite: MakeSuite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tfperf-bisect names each step's session ($TFPERF_SESSION_ID), and finds its A/B file by
+    it: a name that is not a plain file name stops the session before any case."""
+    suite = make_suite("tinycnn")
+    monkeypatch.setenv("TFPERF_SESSION_ID", "../elsewhere")
+    result = suite.runpytest(*CASE, "--perf-baseline=current")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: $TFPERF_SESSION_ID: '../elsewhere' is not a session id "
+                                 "(letters, digits, '.', '_' and '-', at most 100)"])
+
+
+def test_the_tensorflow_under_test_is_the_one_named(make_suite: MakeSuite) -> None:
+    """A real environment of another TensorFlow release, built by the session: its workers run
+    there and its results are keyed by its version."""
+    suite = make_suite("tinycnn")
+    # XLA's proof too: TensorFlow 2.20's trace has no executable event (xla_trace reads its
+    # instructions instead); before that, its jit cases failed "XLA executed nothing".
+    both = [o if o != "--perf-only=xla=off" else "--perf-only=xla=off,jit" for o in CASE]
+    result = suite.runpytest(*both, "--perf-tensorflow=tensorflow-cpu==2.20.0",
+                             "--perf-rounds=3", "--perf-steps-per-round=10")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*worker environment for --perf-tensorflow=tensorflow-cpu==2.20.0*",
+                                 "*tfperf: smoke tier on Linux-py3.11-tf2.20.0-*"])
+    (session,) = (suite.path / ".perf-results" / "history" / "results").glob("*.json")
+    runs = json.loads(session.read_text())["runs"]
+    assert {run["fingerprint"]["hard"]["tensorflow"] for run in runs} == {"2.20.0"}
+    assert sorted(run["case_id"].split("-")[3] for run in runs) == ["xla_jit", "xla_off"]
+
+
+def test_an_environment_is_built_once_and_a_missing_tensorflow_is_said(tmp_path: Path) -> None:
+    log = tmp_path / "environments.log"
+    for _ in range(2):
+        with pytest.raises(environments.SpecError, match=r"TensorFlow cannot be imported by "
+                           r".*numpy-2\.4\.6-.*: ModuleNotFoundError: No module named 'tensorflow'"):
+            environments.prepare("numpy==2.4.6", {}, tmp_path, log)
+    assert log.read_text().count("uv pip install") == 1  # the second found it ready
+
+
+def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: MakeSuite) -> None:
+    """Side A asks XLA to compile everything, in a case that must run without XLA: its workers
+    get the variables (side B's do not), and its XLA proof fails the case, naming side A."""
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CASE, *AB, "--perf-baseline-env",
+                             "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "
+                                 "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit)): *"])
+    assert "side B" not in result.stdout.str()
+
+
+def test_a_workload_that_side_a_lacks_is_skipped_saying_so(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    (suite.path / "main_workloads").mkdir()
+    empty = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads")
+    assert empty.ret == pytest.ExitCode.USAGE_ERROR
+    empty.stderr.fnmatch_lines(["ERROR: --perf-baseline-workloads: no workload modules in "
+                                "*main_workloads"])
+    for name in ("_tiny.py", "flat_loss.py"):
+        shutil.copy(TEST_WORKLOADS / name, suite.path / "main_workloads")
+    result = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads", "-rs")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*side A's workloads folder */main_workloads has no workload "
+                                 "'tinycnn'*"])
+
+
+def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = make_suite("tinycnn")
+    monkeypatch.setenv("TFPERF_TENSORFLOW", "/no/such/python")
+    result = suite.runpytest(*CASE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --perf-tensorflow: '/no/such/python' is not an "
+                                 "executable Python interpreter"])
+    monkeypatch.delenv("TFPERF_TENSORFLOW")
+    monkeypatch.setenv("TFPERF_BASELINE", "missing.whl")
+    result = suite.runpytest(*CASE)
+    result.stderr.fnmatch_lines(["ERROR: --perf-baseline: no wheel file 'missing.whl'"])

@@ -1,0 +1,77 @@
+"""What each A/B side costs besides its steps: compile time, time to the first step, peak
+device and host memory, B/A over the duets with a verdict against a floor of their own. Real
+sessions: an A/A says no cost is higher and memory the same; side B made to compile 2 s longer
+and hold 300 MiB more (--perf-inject-cost) fails the case `costs_more`, naming each."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.suites import MakeSuite
+from tfperf.ab import costs
+from tfperf.bisect.search import Judged
+from tfperf.bisect.step_runner import Selection, StepRunner
+
+CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
+        "fp32 and synthetic and prep_host")
+AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=16:16",
+      "--perf-ab-duets=4")
+
+
+def _case(suite: pytest.Pytester) -> dict[str, Any]:
+    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
+    data: dict[str, Any] = json.loads(found.read_text())
+    case: dict[str, Any] = data["cases"][0]
+    return case
+
+
+def test_an_a_a_session_says_no_cost_is_higher(make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CASE, *AB)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    case = _case(suite)
+    assert [d["duet"] for d in case["costs"]["duets"]] == [1, 2, 3, 4]
+    for side in "AB":
+        assert all(d[side]["time_to_first_step_s"] > 0 and d[side]["peak_rss_bytes"] > 0
+                   for d in case["costs"]["duets"])
+    verdicts = case["costs"]["verdicts"]
+    assert set(verdicts) == {c.key for c in costs.COSTS}
+    assert not any(v["status"] == costs.HIGHER for v in verdicts.values()), verdicts
+    assert verdicts["peak_rss_bytes"]["status"] == costs.SAME, verdicts
+    assert "peak host memory: same" in (suite.path / ".perf-results" / "reports" / "ab"
+                                        / "ab.md").read_text()
+
+
+def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest(*CASE, *AB, "--perf-inject-cost=compile=2",
+                             "--perf-inject-cost=memory=300")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    case = _case(suite)
+    assert case["failure"]["cause"] == "costs_more"
+    for said in ("compile time: higher", "peak device memory: higher",
+                 "peak host memory: higher"):
+        assert said in case["failure"]["message"]
+    verdicts = case["costs"]["verdicts"]
+    # 2 s of CPU more in each of B's first rounds, whatever the other workers did meanwhile.
+    assert verdicts["compile_cpu_s"]["b_median"] == pytest.approx(
+        verdicts["compile_cpu_s"]["a_median"] + 2, abs=0.5)
+    # The allocator's peak grows by chunks: 48 MiB to 332 here, for 300 more held.
+    assert verdicts["peak_memory_bytes"]["b_median"] \
+        >= verdicts["peak_memory_bytes"]["a_median"] + 250 * 2**20
+    result.stdout.fnmatch_lines(["*FAILED (costs_more)*",
+                                 "*: costs_more: side B costs more than side A beyond the "
+                                 "floor: compile time: higher, B/A *"])
+    # A bisection step that ends so still follows speed: a costlier commit is not skipped.
+    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
+    step = StepRunner(suite.path, suite.path / ".perf-results", suite.path / "logs",
+                      Selection("", case["case_id"], ()), "b", lambda _: None)
+    judged = step._read(found.stem, subprocess.CompletedProcess([], 1, "", ""), 1.0,
+                        Path("step.log"))
+    assert isinstance(judged, Judged) and judged.pairs >= 16, judged

@@ -1,0 +1,131 @@
+"""The dashboard, built by its command from a generated store and opened in a real headless
+Chromium (Debian's, driven by Playwright): it loads offline with no console error, and every
+plot renders."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.store_history import Shape, case_ids, generate
+from tfperf.results import database
+from tfperf.results.results_store import ResultsStore
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Chromium as root in a sandbox-less container, and without the background connections this
+# machine's closed network refuses.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHAPE = Shape(days=40, cases=8, runners=2, ab_sessions=3, slow_case=1, failed_case=4)
+# Every canvas under a node, through the shadow roots Bokeh renders into.
+COUNT_CANVASES = """() => {
+  const walk = (root) => {
+    let n = [...root.querySelectorAll('canvas')].filter(c => c.width > 0 && c.height > 0).length;
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) n += walk(e.shadowRoot);
+    return n;
+  };
+  return walk(document);
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        reason = f"no browser at {CHROMIUM} (./run test installs Debian's chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("dashboard")
+    url = database.default_url(folder / "history")
+    store = ResultsStore.open(url)
+    try:
+        generate(store, SHAPE)
+    finally:
+        store.close()
+    built = subprocess.run([sys.executable, "-m", "tfperf.dashboard.tfperf_dashboard", "--store",
+                            url, "--out", str(folder / "site")], cwd=folder,
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    assert re.match(r"dashboard: 12 pages in .*site \(\d+\.\d s\): open file://", built.stdout)
+    return folder / "site"
+
+
+def _open(browser: Any, page_path: Path) -> tuple[Any, list[str], list[str]]:
+    """The page, loaded; what its console said (errors and warnings), and every request that
+    would have left the site's folder."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    said: list[str] = []
+    outside: list[str] = []
+    page.on("console", lambda m: said.append(f"{m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: said.append(f"pageerror: {e}"))
+
+    def route(request_route: Any) -> None:
+        if not request_route.request.url.startswith("file://"):
+            outside.append(request_route.request.url)
+            request_route.abort()
+        else:
+            request_route.continue_()
+
+    page.route("**/*", route)
+    page.goto(page_path.as_uri())
+    return page, said, outside
+
+
+def test_every_page_loads_offline_with_its_plots_rendered(browser: Any, site: Path) -> None:
+    pages = [*sorted((site / "cases").glob("*.html")), *sorted((site / "ab").glob("*.html"))]
+    assert len(pages) == SHAPE.cases + SHAPE.ab_sessions
+    for path in pages:
+        page, said, outside = _open(browser, path)
+        roots = page.evaluate("() => document.querySelectorAll('[data-root-id]').length")
+        assert roots == 1, path
+        page.wait_for_function(f"() => ({COUNT_CANVASES})() >= {roots}", timeout=30_000)
+        assert said == [] and outside == [], (path, said, outside)
+        if path.parent.name == "cases" and "resnet20" in path.name and "fp32" in path.name:
+            page.screenshot(path=str(site / "case-screenshot.png"), full_page=True)
+        page.close()
+    assert (site / "case-screenshot.png").stat().st_size > 20_000
+
+
+def test_the_front_page_says_what_regressed_or_failed_and_filters_the_cases(
+        browser: Any, site: Path) -> None:
+    page, said, outside = _open(browser, site / "index.html")
+    text = page.inner_text("body")
+    slow = case_ids(SHAPE.cases)[SHAPE.slow_case]
+    regressed = text.split("Regressed (")[1].split("Failed (")[0]
+    assert regressed.startswith("2)") and regressed.count(slow) == 2  # on both runners
+    failed = text.split("Failed (")[1].split("Cases (")[0]
+    assert failed.startswith("1)") and case_ids(SHAPE.cases)[4] in failed
+    assert "out_of_memory\tmeasuring\tworker killed by SIGSEGV" in failed
+    shown = "() => [...document.querySelectorAll('tr[data-case]')]" \
+            ".filter(r => r.style.display !== 'none').length"
+    assert page.evaluate(shown) == SHAPE.cases
+    page.select_option("select[data-part=precision]", "mixed_fp16")
+    assert page.evaluate(shown) == sum("-mixed_fp16-" in c for c in case_ids(SHAPE.cases))
+    page.select_option("select[data-part=precision]", "")
+    page.select_option("select[data-part=data_format]", "NCHW")
+    assert page.evaluate(shown) == sum("-NCHW-" in c for c in case_ids(SHAPE.cases))
+    assert "A/B sessions (3)" in text
+    page.screenshot(path=str(site / "front-screenshot.png"), full_page=True)
+    assert said == [] and outside == [], (said, outside)
+    for html_file in site.rglob("*.html"):
+        assert not re.search(r"(src|href)=\"(https?:)?//", html_file.read_text()), html_file
+    shutil.copy(site / "front-screenshot.png", site.parent / "front-screenshot.png")

@@ -1,0 +1,62 @@
+"""A newcomer's first commands: every entry point's --help exits 0 and lists every option."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.helpers.house import perf_options
+from tests.helpers.suites import REPO
+from tfperf.ab import tfperf_ab as ab_command
+from tfperf.bisect import tfperf_bisect as bisect_command
+from tfperf.gate import refresh
+from tfperf.gate import tfperf_gate as gate_command
+from tfperf.store_command import tfperf_store as store_command
+
+
+def _argparse_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for action in parser._actions for name in action.option_strings
+            if action.help != argparse.SUPPRESS]
+
+
+def _verb(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+    (verbs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = verbs.choices[verb]
+    return found
+
+
+def _help(*command: str) -> str:
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ((sys.executable, "-m", "pytest", "--help"), perf_options),
+    ((sys.executable, "-m", "tfperf.gate.tfperf_gate", "--help"),
+     lambda: _argparse_options(gate_command._parser())),
+    ((sys.executable, "-m", "tfperf.gate.refresh", "--help"),
+     lambda: _argparse_options(refresh._parser())),
+    ((sys.executable, "-m", "tfperf.ab.tfperf_ab", "--help"),
+     lambda: _argparse_options(ab_command._parser())),
+    ((sys.executable, "-m", "tfperf.store_command.tfperf_store", "--help"),
+     lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade"]),
+    ((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "--help"),
+     lambda: [*_argparse_options(bisect_command._parser()), "releases", "nightlies", "specs",
+              "commits", "after-ab", "issue"]),
+    *(((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", verb, "--help"),
+       lambda verb=verb: _argparse_options(_verb(bisect_command._parser(), verb)))
+      for verb in ("releases", "nightlies", "specs", "commits", "after-ab", "issue")),
+], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store", "tfperf-bisect",
+        *(f"tfperf-bisect-{verb}" for verb in ("releases", "nightlies", "specs", "commits",
+                                                "after-ab", "issue"))])
+def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
+    text = _help(*command)
+    names = expected()
+    assert len(names) >= 3, names  # --help and the command's own
+    missing = [name for name in names if name not in text]
+    assert not missing, f"--help does not list {missing}"

@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tfperf.gate import history
+from tfperf.storage import session_files
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC and default "
@@ -41,7 +41,7 @@ DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC 
 
 
 def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str],
-            gated: bool = True, keep: bool = False) -> tuple[list[history.Run], float]:
+            gated: bool = True, keep: bool = False) -> tuple[list[session_files.Run], float]:
     """One pytest perf/ session; its runs. A gated session runs against a fresh copy of the
     base history; with `keep`, its session file then joins the base history. A history session
     (not gated) adds to the base history directly."""
@@ -50,7 +50,7 @@ def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str
         folder = scratch / "history-copy"
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(base, folder)
-    before = set(history.History(folder).sessions())
+    before = set(session_files.History(folder).sessions())
     command = [sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
                "-k", args.k, f"--perf-history={folder}",
                "--perf-rerun=on" if gated else "--perf-gate=off",
@@ -58,15 +58,15 @@ def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    new = sorted(set(history.History(folder).sessions()) - before)
+    new = sorted(set(session_files.History(folder).sessions()) - before)
     if not new:
         raise SystemExit(f"a session kept no runs: {' '.join(command)}")
     if gated and keep:
         shutil.copy(new[0], base / "results" / new[0].name)
-    return history.read_session(new[0]), seconds
+    return session_files.read_session(new[0]), seconds
 
 
-def _verdicts(runs: list[history.Run]) -> str:
+def _verdicts(runs: list[session_files.Run]) -> str:
     return ", ".join(f"{r.case_id.split('-')[0]} {r.verdict}" for r in runs)
 
 
@@ -92,7 +92,7 @@ def main() -> None:
         flagged: Counter[str] = Counter()
         caught = dict.fromkeys(levels, 0)
 
-        def count_aa(run: history.Run) -> None:
+        def count_aa(run: session_files.Run) -> None:
             aa[run.case_id] += 1
             alarms[run.case_id] += run.verdict == "regression"
             flagged[run.case_id] += run.verdict in ("regression", "not confirmed")

@@ -31,9 +31,9 @@ from tests.helpers.postgres_server import running_server  # noqa: E402
 from tests.helpers.store_history import Shape, case_ids, generate, machine_keys  # noqa: E402
 from tfperf.dashboard import site_data  # noqa: E402
 from tfperf.dashboard.tfperf_dashboard import build  # noqa: E402
-from tfperf.gate.stored_runs import StoredRuns  # noqa: E402
-from tfperf.results import database  # noqa: E402
-from tfperf.results.results_store import ResultsStore  # noqa: E402
+from tfperf.storage import database  # noqa: E402
+from tfperf.storage.results_store import ResultsStore  # noqa: E402
+from tfperf.storage.stored_runs import StoredRuns  # noqa: E402
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -15,8 +15,6 @@ from tfperf.cases import matrix, requirements, xla_modes
 from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmRunner
 from tfperf.equivalence.check import EquivalenceCheck
-from tfperf.gate import history
-from tfperf.gate.files import StoreError
 from tfperf.ground import project
 from tfperf.ground.machine import detect
 from tfperf.measure.runner_protocol import Runner
@@ -24,6 +22,8 @@ from tfperf.options import perf as perf_options
 from tfperf.plan import session_plan
 from tfperf.processes import warm_start
 from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
+from tfperf.storage import session_files
+from tfperf.storage.errors import StoreError
 
 SESSION = pytest.StashKey[PerfSession]()
 
@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
     try:
-        session_id = history.session_id()
+        session_id = session_files.session_id()
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[SESSION] = PerfSession(parsed, parsed.plan.assumed or machine, logs, layout,

@@ -14,11 +14,8 @@ import pytest
 from tfperf.ab import sides
 from tfperf.cases import catalog, requirements
 from tfperf.equivalence.check import EquivalenceCheck
-from tfperf.gate import history
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
-from tfperf.gate.files import StoreError
-from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground.machine import Machine
 from tfperf.ground.project import LAYOUT, Project
 from tfperf.measure.case_runner import CaseRunner
@@ -29,8 +26,10 @@ from tfperf.plan.session_plan import SessionPlan
 from tfperf.processes import session_runtimes
 from tfperf.processes.environments import SpecError
 from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.results.database import StoreUnavailable
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import session_files
+from tfperf.storage.errors import StoreError, StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.stored_runs import StoredRuns
 from tfperf.workload import WorkloadError, WorkloadInfo
 
 
@@ -48,7 +47,7 @@ class PerfSession:
     runtime: Runtime = CURRENT  # where the workers run: the TensorFlow under test
     store: ResultsStore | None = None  # opened when first needed (a plan or the first case)
     progress: Progress | None = None  # the line per case while the session runs
-    session_id: str = field(default_factory=history.session_id)
+    session_id: str = field(default_factory=session_files.session_id)
 
     def workloads(self) -> dict[str, WorkloadInfo]:
         return discover(self.options.workloads_dir, self.log_dir)

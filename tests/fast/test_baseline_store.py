@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.gate.files import StoreError, write_new
-from tfperf.gate.store import BaselineStore
+from tfperf.storage.baselines import BaselineStore
+from tfperf.storage.errors import StoreError
+from tfperf.storage.files import write_new
 
 
 def test_a_stored_file_is_never_overwritten(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ from tests.helpers.gate_runs import CASE, HARD, run
 from tfperf.gate import case_verdict, refresh, statistics
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
-from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings
-from tfperf.gate.store import CaseBaseline, Entry
+from tfperf.storage.baselines import CaseBaseline, Entry
+from tfperf.storage.session_files import Run
 
 TODAY = datetime.date(2026, 11, 22)
 

@@ -10,11 +10,11 @@ import pytest
 
 from tests.helpers.fake_nvml import FakeNvml
 from tfperf.gate import case_verdict
-from tfperf.gate.fingerprint import Fingerprint
-from tfperf.gate.history import Run
 from tfperf.ground import machine
 from tfperf.measure import diagnosis, gpu_telemetry
 from tfperf.measure.gpu_telemetry import Sampler
+from tfperf.storage.fingerprint import Fingerprint
+from tfperf.storage.session_files import Run
 
 
 def test_summaries_per_gpu_from_the_fake_nvml() -> None:

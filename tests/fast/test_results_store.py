@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.postgres_server import _free_port
-from tfperf.results.database import StoreUnavailable
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
 
 
 def test_bad_or_unreachable_stores_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tfperf.gate.fingerprint import Fingerprint
-from tfperf.gate.history import Run
+from tfperf.storage.fingerprint import Fingerprint
+from tfperf.storage.session_files import Run
 
 CASE = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 HARD = {"cpu_model": "Xeon", "cpu_cores": 2, "tensorflow": "2.21.0", "config": "abc"}

@@ -10,8 +10,8 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from tfperf.results import tables
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import tables
+from tfperf.storage.results_store import ResultsStore
 
 START = datetime.datetime(2025, 11, 26, 3, 0, tzinfo=datetime.UTC)
 BUILDS = [("2.16.2", "v2.16.1-19-g810f233968c"), ("2.17.1", "v2.17.0-rc1-2-gad6d8cc177d"),

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
-from tfperf.results import database, tables
-from tfperf.results.results_store import FailureRow, ResultsStore, SessionRow
+from tfperf.storage import database, tables
+from tfperf.storage.results_store import FailureRow, ResultsStore, SessionRow
 
 
 def run_document(session: str, case: int) -> dict[str, object]:

@@ -18,8 +18,8 @@ import pytest
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database
+from tfperf.storage.results_store import ResultsStore
 
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic",

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tfperf.gate.store import BaselineStore
+from tfperf.storage.baselines import BaselineStore
 
 # Each writer process appends entries that record which writer and which of its writes they
 # are, and carry the cases of the entry they were built on plus one of their own: a lost
@@ -17,7 +17,7 @@ from tfperf.gate.store import BaselineStore
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
+    from tfperf.storage.baselines import BaselineStore, CaseBaseline, Entry
 
     folder, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     store = BaselineStore(folder)

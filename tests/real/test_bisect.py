@@ -18,8 +18,8 @@ from tests.helpers import bisect_repo
 from tests.helpers.bisect_repo import CASE_ID, SELECT, History
 from tests.helpers.suites import worker_processes
 from tfperf.bisect import candidates
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database
+from tfperf.storage.results_store import ResultsStore
 
 # The generated change triples the work (B/A 0.33), far beyond a floor of 40%: 16 pairs
 # decide most steps. A step with no change may need more on a busy 2-core machine (its pairs

@@ -19,7 +19,7 @@ from tfperf.bisect import report, search
 from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
-from tfperf.results import formats
+from tfperf.storage import formats
 
 FAKE_GH = Path(__file__).resolve().parents[1] / "helpers" / "fake_gh.py"
 

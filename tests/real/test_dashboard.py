@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.helpers.store_history import Shape, case_ids, generate
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database
+from tfperf.storage.results_store import ResultsStore
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Chromium as root in a sandbox-less container, and without the background connections this

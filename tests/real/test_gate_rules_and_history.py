@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.gate_runs import CASE, run
 from tfperf.gate import refresh
-from tfperf.gate.history import History
+from tfperf.storage.session_files import History
 
 
 def test_the_refresh_writes_the_sessions_its_dry_run_kept_without_measuring_again(

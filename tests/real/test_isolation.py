@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.suites import MakeSuite, worker_processes
-from tfperf.gate import history
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database, session_files
+from tfperf.storage.results_store import ResultsStore
 
 ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1",
                      "--perf-only=xla=off", "--perf-only=data_format=NHWC",
@@ -120,7 +119,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
         session.wait(timeout=30)
     finally:
         session.kill()
-    runs = history.read_session(kept[0])  # whole and valid: written atomically
+    runs = session_files.read_session(kept[0])  # whole and valid: written atomically
     assert [r.case_id.split("-")[7] for r in runs] == ["fp32"]
     assert not list(results.glob(".*.tmp"))
     store = ResultsStore.open(database.default_url(suite.path / "history"))

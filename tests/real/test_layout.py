@@ -30,9 +30,9 @@ def _heavy_imports(modules: list[str]) -> str:
 
 def test_the_pytest_process_never_imports_tensorflow() -> None:
     """Every host module, the plugin first, imported in a fresh interpreter."""
-    # Alembic's migration scripts run inside its migration context only (tfperf.results.database
+    # Alembic's migration scripts run inside its migration context only (tfperf.storage.database
     # runs them); their imports are checked by the static test above.
-    migrations = PACKAGE / "results" / "migrations"
+    migrations = PACKAGE / "storage" / "migrations"
     modules = ["tfperf.plugin", *(module_name(p) for p in host_modules()
                                   if p == migrations / "__init__.py" or migrations not in p.parents)]
     assert _heavy_imports(modules) == "[]"

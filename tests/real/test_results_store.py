@@ -16,16 +16,16 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers.postgres_server import Server, _free_port
-from tfperf.gate import case_verdict, history
+from tfperf.gate import case_verdict
 from tfperf.gate.case_verdict import Sources
-from tfperf.gate.fingerprint import Fingerprint
-from tfperf.gate.history import History, Run
 from tfperf.gate.rules import GateRules
 from tfperf.gate.statistics import GateSettings
-from tfperf.gate.stored_runs import StoredRuns
-from tfperf.results import database, formats
-from tfperf.results.database import StoreUnavailable
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database, formats, session_files
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.fingerprint import Fingerprint
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.session_files import History, Run
+from tfperf.storage.stored_runs import StoredRuns
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "Linux-py3.11-tf2.21.0-Test_CPU-2cpu"
@@ -213,7 +213,7 @@ def test_importing_a_kept_history_keeps_every_run_once(store_url: str, tmp_path:
     store = ResultsStore.open(store_url)
     try:
         expected = {(r.session, r.case_id): r.to_json() for p in files
-                    for r in history.read_session(p)}
+                    for r in session_files.read_session(p)}
         stored = {(d["session"], d["case_id"]): d for d in store.runs()}
         assert stored == expected  # every run, whole, once
         ab = store.ab_cases("ab-session-1")
@@ -241,7 +241,7 @@ def test_the_gate_judges_the_same_from_the_store_as_from_the_kept_files(tmp_path
     """A replay: the last of twelve nights, 8% slower in one case, judged against the files'
     history (as before the store) and the store's (after an import): the same verdicts."""
     files = _nights(tmp_path / "history", 12, 0.92)
-    tonight = history.read_session(files[-1])
+    tonight = session_files.read_session(files[-1])
     session = tonight[0].session
     url = database.default_url(tmp_path / "store")
     imported = _store_command("--store", url, "import", str(tmp_path / "history"), cwd=tmp_path)

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.helpers.suites import MakeSuite
-from tfperf.results import database
+from tfperf.storage import database
 
 # ps_host joins at nightly: that tier's strategies at tiny size, on 1 and 2 devices.
 SMOKE_CPU = ("--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny", "--perf-warmup-rounds=1",

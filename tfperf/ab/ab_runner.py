@@ -23,17 +23,16 @@ from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.gate import stored_runs
-from tfperf.gate.files import write_growing
-from tfperf.gate.stored_runs import Keeper
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
-from tfperf.results import formats
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import formats, stored_runs
+from tfperf.storage.files import write_growing
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.stored_runs import Keeper
 from tfperf.workload import WorkloadInfo
 
 FORMAT = formats.AB_FORMAT

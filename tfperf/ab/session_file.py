@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfperf.options.ab_settings import LOOK_RULES
-from tfperf.results import formats
+from tfperf.storage import formats
 
 _PAIR = {"type": "object", "required": ["duet", "order", "a_rate", "b_rate", "at_s"],
          "properties": {"order": {"enum": ["AB", "BA"]},

@@ -16,7 +16,7 @@ from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
 from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
-from tfperf.results.results_store import ABCaseRow
+from tfperf.storage.results_store import ABCaseRow
 
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
 # counterbalances it, so it moves no estimate; reported as the start order is).

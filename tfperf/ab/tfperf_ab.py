@@ -17,9 +17,10 @@ from pathlib import Path
 
 from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
-from tfperf.gate import schemas
-from tfperf.gate.files import StoreError, read_json
 from tfperf.ground import project
+from tfperf.storage import schemas
+from tfperf.storage.errors import StoreError
+from tfperf.storage.files import read_json
 
 
 def _parser() -> argparse.ArgumentParser:

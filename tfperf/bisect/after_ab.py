@@ -21,8 +21,8 @@ from packaging.version import Version
 from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import BadRange, nightly_date
-from tfperf.gate import schemas
-from tfperf.gate.files import StoreError
+from tfperf.storage import schemas
+from tfperf.storage.errors import StoreError
 
 
 def slower_cases(ab: dict[str, Any]) -> list[str]:

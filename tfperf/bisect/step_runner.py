@@ -25,8 +25,8 @@ from tfperf.ab import session_report
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Result, Unusable
-from tfperf.gate.history import SESSION_ID_ENV
 from tfperf.ground.failures import AB_FINDINGS
+from tfperf.storage.session_files import SESSION_ID_ENV
 
 # Failures of the good end (side A) or of the session itself: the options, the harness.
 _SIDE_A = re.compile(r"side A\b|--perf-baseline(-workloads)?[=:]")

@@ -35,8 +35,9 @@ from tfperf.bisect.step_runner import StepError, StepRunner
 from tfperf.ground import project
 from tfperf.options.ab_settings import ABSettings
 from tfperf.options.plan import parse_budget
-from tfperf.results import database
-from tfperf.results.results_store import BisectRow, ResultsStore
+from tfperf.storage import database
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.results_store import BisectRow, ResultsStore
 
 
 def _percent(text: str) -> float:
@@ -274,7 +275,7 @@ def _keep(doc: dict[str, Any], store_url: str | None, history: Path) -> str:
     url = database.chosen_url(store_url, history)
     try:
         store = ResultsStore.open(url)
-    except database.StoreUnavailable as error:
+    except StoreUnavailable as error:
         return f"not kept in the results store ({error}); the report's files are"
     try:
         culprit, good = doc["culprit"], doc["good"]

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from tfperf.results import tables
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import tables
+from tfperf.storage.results_store import ResultsStore
 
 
 @dataclass(frozen=True)

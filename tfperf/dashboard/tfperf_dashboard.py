@@ -22,8 +22,9 @@ from pathlib import Path
 
 from tfperf.dashboard import pages, plots, site_data
 from tfperf.ground import project
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
 
 NIGHT = datetime.timedelta(hours=24)
 
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:
         store = ResultsStore.open(database.chosen_url(args.store, layout.history))
-    except database.StoreUnavailable as error:
+    except StoreUnavailable as error:
         print(f"tfperf-dashboard: {error}", file=sys.stderr)
         return 2
     try:

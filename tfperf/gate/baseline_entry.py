@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from tfperf.gate.history import Run
 from tfperf.gate.statistics import relative_sigma
-from tfperf.gate.store import CaseBaseline, Entry
+from tfperf.storage.baselines import CaseBaseline, Entry
+from tfperf.storage.session_files import Run
 
 
 def _median(runs: Sequence[Run]) -> float | None:

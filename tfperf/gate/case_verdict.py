@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.gate import statistics
-from tfperf.gate.history import Run
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricVerdict
-from tfperf.gate.store import BaselineStore, Entry
-from tfperf.gate.stored_runs import StoredRuns
+from tfperf.storage.baselines import BaselineStore, Entry
+from tfperf.storage.session_files import Run
+from tfperf.storage.stored_runs import StoredRuns
 
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.

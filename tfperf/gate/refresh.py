@@ -26,17 +26,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.gate import history
 from tfperf.gate.baseline_entry import diff, refreshed
-from tfperf.gate.files import StoreError
-from tfperf.gate.history import Run
 from tfperf.gate.statistics import GateSettings, relative_sigma
-from tfperf.gate.store import BaselineStore, CaseBaseline, Entry
-from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground import project
 from tfperf.ground.machine import detect
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database, session_files
+from tfperf.storage.baselines import BaselineStore, CaseBaseline, Entry
+from tfperf.storage.errors import StoreError
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.session_files import Run
+from tfperf.storage.stored_runs import StoredRuns
 
 DEFAULT_SESSIONS = 5
 
@@ -85,7 +84,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 or args.pytest_args or args.rollback is not None:
             parser.error("--sessions-from takes the sessions as they were measured: no -k, "
                          "--tier, --workload, --sessions, --rollback or pytest arguments")
-        found = len(history.History(args.sessions_from).sessions())
+        found = len(session_files.History(args.sessions_from).sessions())
         if found < 2:
             parser.error(f"--sessions-from: {args.sessions_from} holds {found} refresh "
                          "session(s); a refresh's dry run keeps at least 2 there")
@@ -122,13 +121,13 @@ def _same_judgement(args: argparse.Namespace, given: set[str]) -> str:
 def kept_folder(results: Path) -> Path:
     """A new folder for one refresh's sessions (generated data: the results folder is not
     kept in git)."""
-    folder = results / "refresh" / history.session_id()
+    folder = results / "refresh" / session_files.session_id()
     folder.mkdir(parents=True)
     return folder
 
 
 def kept_sessions(folder: Path) -> list[list[Run]]:
-    return [history.read_session(path) for path in history.History(folder).sessions()]
+    return [session_files.read_session(path) for path in session_files.History(folder).sessions()]
 
 
 def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
@@ -145,7 +144,7 @@ def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
         command += ["-k", args.selection]
     command += args.pytest_args
     sessions = []
-    store = history.History(folder)
+    store = session_files.History(folder)
     for i in range(args.sessions):
         print(f"refresh: session {i + 1} of {args.sessions}: {shlex.join(command)}", flush=True)
         before = set(store.sessions())
@@ -155,7 +154,7 @@ def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
         if not new:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise Refused(f"session {i + 1} kept no runs (pytest exit {done.returncode}):\n{tail}")
-        sessions.append(history.read_session(new[0]))
+        sessions.append(session_files.read_session(new[0]))
     return sessions
 
 
@@ -241,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def make(current: Entry | None, version: int) -> Entry:
             # Under the store's lock, built on whatever is active now: another refresh may
             # have written an entry while this one measured, and its cases are kept.
-            return Entry(version, _who(), history.now(), history.commit(), args.reason.strip(),
+            return Entry(version, _who(), session_files.now(), session_files.commit(), args.reason.strip(),
                          "refresh" if target is None else "rollback", cases_over(current),
                          tuple(sorted(measured)) if args.mark_change else (), args.rollback)
 
@@ -250,12 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Refused as refusal:
         print(f"tfperf-refresh: {refusal}", file=sys.stderr)
-        if kept is not None and history.History(kept).sessions():
+        if kept is not None and session_files.History(kept).sessions():
             # A refusal for spread may be judged again with another --max-spread, unmeasured.
             print(f"tfperf-refresh: the sessions are kept in {kept} (--sessions-from)",
                   file=sys.stderr)
         return 1
-    except (StoreError, database.StoreUnavailable) as error:
+    except StoreError as error:
         print(f"tfperf-refresh: {error}", file=sys.stderr)
         return 2
 

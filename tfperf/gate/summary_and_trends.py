@@ -12,7 +12,7 @@ from typing import Any
 
 from tfperf.gate import statistics
 from tfperf.gate.case_verdict import CaseGate
-from tfperf.results.results_store import FailureRow
+from tfperf.storage.results_store import FailureRow
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 

@@ -16,15 +16,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.gate import case_verdict, history, summary_and_trends
+from tfperf.gate import case_verdict, summary_and_trends
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
-from tfperf.gate.files import StoreError, read_json
 from tfperf.gate.statistics import GateSettings
-from tfperf.gate.stored_runs import StoredRuns
 from tfperf.ground import project
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database, session_files
+from tfperf.storage.errors import StoreError
+from tfperf.storage.files import read_json
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.stored_runs import StoredRuns
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,14 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = None
     try:
         data = read_json(args.session)
-        runs = history.read_session(args.session, data)
+        runs = session_files.read_session(args.session, data)
         key = data.get("machine_key")
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
             raise StoreError(f"{args.session} has no valid machine_key")
         rules = gate_rules.load(args.baselines)
         store = ResultsStore.open(database.chosen_url(args.store, args.history))
         sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"])))
-    except (StoreError, gate_rules.RulesError, database.StoreUnavailable) as error:
+    except (StoreError, gate_rules.RulesError) as error:
         print(f"tfperf-gate: {error}", file=sys.stderr)
         if store is not None:
             store.close()

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfperf.cases.matrix import Case
-from tfperf.gate import history
 from tfperf.gate.case_verdict import CaseGate
 from tfperf.ground.failures import CaseFailure
+from tfperf.storage import session_files
 
 
 @dataclass
@@ -18,5 +18,5 @@ class CaseRecord:
     case: Case
     extra_info: dict[str, Any] = field(default_factory=dict)
     gate: CaseGate | None = None
-    run: history.Run | None = None  # kept in the session's history file
+    run: session_files.Run | None = None  # kept in the session's history file
     failure: CaseFailure | None = None

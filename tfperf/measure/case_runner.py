@@ -17,7 +17,7 @@ import pytest
 
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.gate import case_verdict, fingerprint, history, stored_runs, summary_and_trends
+from tfperf.gate import case_verdict, summary_and_trends
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
@@ -30,7 +30,8 @@ from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.results.results_store import FailureRow, ResultsStore
+from tfperf.storage import fingerprint, session_files, stored_runs
+from tfperf.storage.results_store import FailureRow, ResultsStore
 from tfperf.workload import WorkloadInfo
 
 # Runs the measured rounds: called with one_round and the yardstick to time before each.
@@ -202,11 +203,11 @@ class CaseRunner:
             return None
         if self.keeper is not None:
             self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
-        return history.History(self.options.history_dir).keep(
+        return session_files.History(self.options.history_dir).keep(
             self.session, self.options.tier.label, self.machine.key(), runs)
 
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
-                scaling_efficiency: float | None) -> history.Run:
+                scaling_efficiency: float | None) -> session_files.Run:
         """The run as the history keeps it: its fingerprint, median and every round's rate."""
         examples_per_round = figures.examples_per_round(spec, measured.ready)
         rates = tuple(examples_per_round / s for s in measured.round_s)
@@ -214,18 +215,18 @@ class CaseRunner:
                   "steps_per_round": spec.steps_per_round, "rounds": self.options.rounds,
                   "warmup_rounds": spec.warmup_rounds}
         peak = measured.finished.get("peak_memory_bytes")
-        return history.Run(
+        return session_files.Run(
             case_id=case.id,
             fingerprint=fingerprint.of_case(self.machine, measured.ready.get("build", {}),
                                             case.device_kind, case.virtual, config),
-            when=history.now(), session=self.session,
+            when=session_files.now(), session=self.session,
             examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
             round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
             peak_memory_bytes=float(peak) if peak else None,
             compile_cpu_s=figures.compile_cpu_s(measured.ready, measured.finished),
             wall_s=measured.wall_s)
 
-    def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[history.Run, Path | None]:
+    def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[session_files.Run, Path | None]:
         """A second, independent measurement of a flagged case: a fresh worker. It profiles
         one more round when confirmed regressions are profiled (kept only if confirmed)."""
         def drive(one: Callable[[], None], yardstick: Callable[[], None]) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import pytest
 
 from tfperf.cases.matrix import Case
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage.results_store import ResultsStore
 
 
 class Runner(Protocol):

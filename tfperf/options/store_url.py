@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tfperf.results import database
+from tfperf.storage import database
+from tfperf.storage.errors import StoreUnavailable
 
 
 def add_option(group: Any) -> None:
@@ -22,6 +23,6 @@ def parse(get: Callable[[str], Any], history: Path) -> str:
     url = database.chosen_url(get("perf_store"), history)
     try:
         database.check_url(url)
-    except database.StoreUnavailable as error:
+    except StoreUnavailable as error:
         raise ValueError(f"--perf-store (or ${database.URL_ENV}): {error}") from None
     return url

@@ -37,11 +37,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from tfperf.cases.matrix import Case
-from tfperf.gate.history import Run
 from tfperf.ground.gpu_models import RESNET50_IMAGES_PER_SEC
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import Measurement
 from tfperf.options.ab_settings import ABSettings
+from tfperf.storage.session_files import Run
 
 RESNET50_FLOPS_PER_EXAMPLE = 12.3e9
 CPU_FLOPS_PER_SEC = 70e9

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from tfperf.cases import requirements
 from tfperf.cases.matrix import Case
-from tfperf.gate.history import Run
 from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import Measurement, Tier
 from tfperf.options.ab_settings import ABSettings
 from tfperf.options.consumers import WorkerOptions
 from tfperf.options.plan import PlanOptions
 from tfperf.plan import budget, estimate, flops_cache, selection
+from tfperf.storage.session_files import Run
 from tfperf.workload import WorkloadInfo
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import session_file, session_report
-from tfperf.gate import history, schemas, stored_runs
-from tfperf.gate.files import StoreError, read_json
 from tfperf.ground.failures import CAUSES, CaseFailure
-from tfperf.results import formats, tables
-from tfperf.results.results_store import ResultsStore, SessionRow
+from tfperf.storage import formats, schemas, session_files, stored_runs, tables
+from tfperf.storage.errors import StoreError
+from tfperf.storage.files import read_json
+from tfperf.storage.results_store import ResultsStore, SessionRow
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def read(paths: Iterable[Path]) -> Found:
         data = read_json(path)
         kind = data.get("format") if isinstance(data, dict) else None
         if kind == formats.SESSION_FORMAT:
-            history.read_session(path, data)
+            session_files.read_session(path, data)
         elif kind == formats.AB_FORMAT:
             schemas.validate(data, session_file.SCHEMA, path, "tfperf A/B session file")
         else:

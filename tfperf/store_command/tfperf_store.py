@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.gate.files import StoreError
 from tfperf.ground import project
-from tfperf.results import database
-from tfperf.results.results_store import ResultsStore
+from tfperf.storage import database
+from tfperf.storage.errors import StoreError, StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
 from tfperf.store_command import importer
 
 
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         database.check_url(url)
         store = ResultsStore.open(url)
-    except database.StoreUnavailable as error:
+    except StoreUnavailable as error:
         print(f"tfperf-store: {error}", file=sys.stderr)
         return 2
     try:

@@ -31,7 +31,7 @@ sessions = sa.Table(
     sa.Column("source", sa.Text, nullable=False),  # "session" or the imported file's path
 )
 
-# A measured case's run, as the gate reads it (tfperf.gate.history.Run's JSON).
+# A measured case's run, as the gate reads it (tfperf.storage.session_files.Run's JSON).
 runs = sa.Table(
     "runs", metadata, *_row_of_a_session(),
     sa.Column("machine_key", sa.String(200), nullable=False),

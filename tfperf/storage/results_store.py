@@ -13,7 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from tfperf.results import database, tables
+from tfperf.storage import database, tables
+from tfperf.storage.errors import StoreUnavailable
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class ResultsStore:
         engine = database.connect(url)
         try:
             database.migrate(engine)
-        except database.StoreUnavailable:
+        except StoreUnavailable:
             engine.dispose()
             raise
         return cls(engine)
@@ -111,7 +112,7 @@ class ResultsStore:
             return _case_ids(connection, table, session_id)
 
     def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]]) -> int:
-        """Add the session's runs (tfperf.gate.history.Run's JSON) it does not have yet; how
+        """Add the session's runs (tfperf.storage.session_files.Run's JSON) it does not have yet; how
         many were added."""
         return self._add(tables.runs, session, [_run_row(session, d) for d in documents])
 

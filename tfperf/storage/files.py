@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-
-class StoreError(Exception):
-    """A stored file that cannot be read, or a write that would overwrite one."""
+from tfperf.storage.errors import StoreError
 
 
 def _temporary(path: Path, data: Any) -> Path:

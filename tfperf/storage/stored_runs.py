@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfperf.gate import history
-from tfperf.gate.history import Run
 from tfperf.ground.failures import CaseFailure
-from tfperf.results.results_store import ABCaseRow, FailureRow, ResultsStore, SessionRow
+from tfperf.storage import session_files
+from tfperf.storage.results_store import ABCaseRow, FailureRow, ResultsStore, SessionRow
+from tfperf.storage.session_files import Run
 
 # How much of a failed case's log the store keeps: enough to read the error without the file.
 LOG_TAIL_CHARS = 8000
@@ -36,7 +36,7 @@ class StoredRuns:
 
 
 def session_row(session: str, kind: str, tier: str, machine_key: str) -> SessionRow:
-    return SessionRow(session, kind, tier, machine_key, history.commit(), history.now())
+    return SessionRow(session, kind, tier, machine_key, session_files.commit(), session_files.now())
 
 
 def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
@@ -52,7 +52,7 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
 
 
 def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:
-    return FailureRow(case_id, history.now(), failure.cause, failure.phase, failure.message,
+    return FailureRow(case_id, session_files.now(), failure.cause, failure.phase, failure.message,
                       failure.log_path, failure.log_tail[-LOG_TAIL_CHARS:])
 
 
@@ -62,7 +62,7 @@ def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str
     if failure is not None:
         return failure_row(case_id, failure)
     lines = [line for line in report_text.splitlines() if line.strip()]
-    return FailureRow(case_id, history.now(), "error", "", lines[-1] if lines else "failed", "",
+    return FailureRow(case_id, session_files.now(), "error", "", lines[-1] if lines else "failed", "",
                       "\n".join(lines[-40:])[-LOG_TAIL_CHARS:])
 
 

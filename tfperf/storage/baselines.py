@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfperf.gate import schemas
-from tfperf.gate.files import StoreError, locked, read_json, write_new
-from tfperf.gate.history import Run
+from tfperf.storage import schemas
+from tfperf.storage.errors import StoreError
+from tfperf.storage.files import locked, read_json, write_new
+from tfperf.storage.session_files import Run
 
 ENTRY_FORMAT = "tfperf-baseline/1"
 _NAME = re.compile(r"^(\d{4})\.json$")

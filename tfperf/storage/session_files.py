@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfperf.gate import schemas
-from tfperf.gate.files import read_json, write_growing
-from tfperf.gate.fingerprint import Fingerprint
-from tfperf.results import formats
+from tfperf.storage import formats, schemas
+from tfperf.storage.files import read_json, write_growing
+from tfperf.storage.fingerprint import Fingerprint
 
 SESSION_FORMAT = formats.SESSION_FORMAT
 

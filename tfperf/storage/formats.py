@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-SESSION_FORMAT = "tfperf-session/1"  # a measured session's runs (tfperf.gate.history)
+SESSION_FORMAT = "tfperf-session/1"  # a measured session's runs (tfperf.storage.session_files)
 AB_FORMAT = "tfperf-ab/1"  # an A/B session's cases and pairs (tfperf.ab.ab_runner)

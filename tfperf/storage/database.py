@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from tfperf.storage.errors import StoreUnavailable
+
 # Alembic is imported where a store is opened, not with this module: every pytest process loads
 # the plugin, which reads the store's URL, and most never open a store.
 if TYPE_CHECKING:
@@ -26,10 +28,6 @@ VALID = "sqlite:///PATH, or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
 # Two sessions creating a new PostgreSQL store at once: one wins, the other's CREATE fails on
 # the winner's tables and finds them on its next try.
 _MIGRATE_TRIES = 5
-
-
-class StoreUnavailable(Exception):
-    """The store cannot be used: a bad URL, a server not reached, a newer schema."""
 
 
 def default_url(history: Path) -> str:

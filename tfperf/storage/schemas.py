@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from tfperf.gate.files import StoreError
+from tfperf.storage.errors import StoreError
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _OPTIONAL_NUMBER = {"type": ["number", "null"]}

@@ -1,9 +1,10 @@
 """The fast lane: pure Python, no TensorFlow and no process, so that it runs in under a minute.
 
-Both rules are enforced here, not hoped for. Starting a process (subprocess, fork, spawn) fails
-the test that tried. Importing TensorFlow or Keras fails too where this lane runs alone
-(`pytest tests/fast`); in the whole run the real lane has imported them already, and
-tests/real/test_layout.py imports every fast module in a fresh interpreter instead."""
+Both rules are enforced here, not hoped for: a test that starts a process (subprocess, fork,
+spawn) fails, and so does one that imports TensorFlow or Keras while it runs, where this lane
+runs alone (`./run fast`; in the whole run the real lane's conftest has imported them already).
+What a fast module imports when it is loaded, tests/real/test_layout.py imports in a fresh
+interpreter."""
 
 from __future__ import annotations
 
@@ -29,17 +30,15 @@ class _NoHeavyImports(importlib.abc.MetaPathFinder):
         return None
 
 
-if not any(name in sys.modules for name in HEAVY):
-    sys.meta_path.insert(0, _NoHeavyImports())
-
-
 def _no_process(*args: object, **kwargs: object) -> NoReturn:
     raise RuntimeError("the fast lane starts no process: move the test to tests/real/")
 
 
 @pytest.fixture(autouse=True)
-def _no_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _pure(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(subprocess.Popen, "_execute_child", _no_process)
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
         monkeypatch.setattr(os, name, _no_process)
+    if not any(name in sys.modules for name in HEAVY):
+        monkeypatch.setattr(sys, "meta_path", [_NoHeavyImports(), *sys.meta_path])
     yield

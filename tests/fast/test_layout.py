@@ -6,7 +6,9 @@ plugin that runs the suite in another repository."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,10 @@ def test_the_front_page_shows_selections() -> None:
 def test_the_fast_lane_starts_no_process() -> None:
     with pytest.raises(RuntimeError, match="the fast lane starts no process"):
         subprocess.run(["true"], check=False)
+
+
+def test_the_fast_lane_imports_no_tensorflow_while_it_runs() -> None:
+    if "tensorflow" in sys.modules:
+        pytest.skip("the whole run: the real lane imported TensorFlow before this lane ran")
+    with pytest.raises(ImportError, match="the fast lane imports no tensorflow"):
+        importlib.import_module("tensorflow")

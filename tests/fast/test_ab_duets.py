@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tfperf.ab import duet
-from tfperf.ab.duet import Side
+from tfperf.ab.duet_types import Comparison, Side
 from tfperf.ab.verdict import SAME, SLOWER
 from tfperf.ground.failures import CaseFailure
 from tfperf.options.ab_settings import ABSettings
@@ -84,7 +84,7 @@ class FakeWorker:
         return {"loss_last": 0.5}
 
 
-def _run(fake: FakeWorkers, settings: ABSettings = SETTINGS, seed: int = 7) -> duet.Duel:
+def _run(fake: FakeWorkers, settings: ABSettings = SETTINGS, seed: int = 7) -> Comparison:
     sides = {name: Side(name, role, Runtime(), SPEC)
              for name, role in (("A", "baseline"), ("B", "under test"))}
 

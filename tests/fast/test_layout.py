@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 from tests.helpers.house import PACKAGE, front_page_selections, host_modules, module_name
@@ -73,3 +74,13 @@ def test_the_fast_lane_imports_no_tensorflow_while_it_runs() -> None:
         pytest.skip("the whole run: the real lane imported TensorFlow before this lane ran")
     with pytest.raises(ImportError, match="the fast lane imports no tensorflow"):
         importlib.import_module("tensorflow")
+
+
+def test_no_module_imports_itself_round_a_circle() -> None:
+    """No import chain leads back to where it started, type-checking imports included (the
+    duet and its pool once imported each other)."""
+    graph = grimp.build_graph("tfperf", cache_dir=None)
+    circles = [(module, imported) for module in sorted(graph.modules)
+               for imported in sorted(graph.find_modules_directly_imported_by(module))
+               if graph.find_shortest_chain(importer=imported, imported=module)]
+    assert circles == []

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tfperf.ab import costs, duet, duet_pool, numerics_check, session_report
-from tfperf.ab.duet import SIDES, Duel, Side
+from tfperf.ab.duet_types import SIDES, Comparison, Pair, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
@@ -77,10 +77,10 @@ class ABRecord:
                 if failure else None}
 
 
-def _check(side: Side, duel: Duel) -> None:
+def _check(side: Side, compared: Comparison) -> None:
     """Every check a measured case gets, for each of the side's workers, one per duet (XLA and
     layout proofs are the workers' own, before READY)."""
-    rounds = duel.sides[side.name]
+    rounds = compared.sides[side.name]
     for number, ready in rounds.readies.items():
         finished = rounds.finished[number]
         training_checks.check(ready["loss_first"], finished["loss_last"],
@@ -89,7 +89,7 @@ def _check(side: Side, duel: Duel) -> None:
                               f"{side.label()}, duet {number}")
 
 
-def order_effect(pairs: list[duet.Pair]) -> dict[str, float]:
+def order_effect(pairs: list[Pair]) -> dict[str, float]:
     """B/A in the duets that started A first alone, and in those that started B first. Their
     difference is what starting second does, which the alternation of the duets cancels."""
     found = {}
@@ -175,20 +175,20 @@ class ABRunner:
 
         try:
             try:
-                duel = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
+                compared = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
                                 case.id, self.options.worker.cluster, around, self.seed,
                                 on_look=lambda v: self.say(
                                     f"{v.pairs} pairs: B/A {v.ratio:.3f} [{v.low:.3f}, "
                                     f"{v.high:.3f}], {v.status}"))
-                record.pairs = [p.to_json() for p in duel.pairs]
-                record.looks = [v.to_json() for v in duel.verdicts]
-                record.order_effect = order_effect(duel.pairs)
-                record.wall_s = duel.wall_s
-                record.rounds_s = duel.rounds_s
-                record.relay_s = duel.relay_s
+                record.pairs = [p.to_json() for p in compared.pairs]
+                record.looks = [v.to_json() for v in compared.verdicts]
+                record.order_effect = order_effect(compared.pairs)
+                record.wall_s = compared.wall_s
+                record.rounds_s = compared.rounds_s
+                record.relay_s = compared.relay_s
                 shown_by = {}
                 for name, side in sides.items():
-                    measured = duel.sides[name].measured(duel.telemetry, duel.wall_s)
+                    measured = compared.sides[name].measured(compared.telemetry, compared.wall_s)
                     shown = shown_by[name] = figures.figures(side.spec, measured, None)
                     record.sides[name] = {
                         **{key: shown.get(key) for key in KEPT},
@@ -198,14 +198,14 @@ class ABRunner:
                             figures.examples_per_round(side.spec, measured.ready) / s
                             for s in measured.round_s]}
                 for side in sides.values():
-                    _check(side, duel)
+                    _check(side, compared)
                     training_checks.sane(shown_by[side.name], side.label())
                 numerics = self._numerics(case, record)
-                duets = costs.per_duet(duel.sides)
+                duets = costs.per_duet(compared.sides)
                 judged = costs.judge_all(duets, self.settings)
                 record.costs = {"duets": duets,
                                 "verdicts": {v.cost.key: v.to_json() for v in judged}}
-                final = duel.verdicts[-1]
+                final = compared.verdicts[-1]
                 if final.status == SLOWER:
                     raise CaseFailure("slower", f"side B is slower than side A: "
                                       f"{final.figures()}")

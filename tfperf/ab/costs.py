@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from tfperf.ab.duet import SideRounds
+from tfperf.ab.duet_types import SideRounds
 from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +28,13 @@ import numpy as np
 
 from tfperf.ab import verdict
 from tfperf.ab.duet_pool import DuetPool, Launch, Processes, blamed
+from tfperf.ab.duet_types import SIDES, Comparison, Pair, Side, SideRounds
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import Verdict
 from tfperf.measure import figures
-from tfperf.measure.figures import Measured
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import cpu_time
 from tfperf.processes.launcher import launch as launch_processes
-from tfperf.processes.protocol import WorkerSpec
-from tfperf.processes.runtime import Runtime
-
-SIDES = ("A", "B")
 
 
 def turn_orders(seed: int, case_id: str, duet: int) -> Iterator[tuple[str, str]]:
@@ -56,73 +51,6 @@ def as_pairs(pairs: Sequence[Pair]) -> Pairs:
     """The pairs as the verdict reads them."""
     return Pairs.of([p.ratio for p in pairs], [p.duet for p in pairs],
                     [p.order for p in pairs], [(p.a_yardstick, p.b_yardstick) for p in pairs])
-
-
-@dataclass(frozen=True)
-class Side:
-    name: str  # A or B
-    role: str  # what the user called it: the baseline, the TensorFlow under test
-    runtime: Runtime
-    spec: WorkerSpec
-    inject_fraction: float = 0.0  # test-only: B's rounds only (--perf-inject-slowdown)
-
-    def label(self) -> str:
-        return f"side {self.name} ({self.role}, {self.runtime.describe()})"
-
-
-@dataclass(frozen=True)
-class Pair:
-    duet: int
-    order: str  # "AB": A's round ran first
-    a_rate: float  # examples/s
-    b_rate: float
-    at_s: float  # since the first pair began
-    rounds: int = 1  # in each side's turn
-    # Each turn's yardstick burst (its device's rate, measured just before it): how fast the
-    # machine was for each side's turn.
-    a_yardstick: float | None = None
-    b_yardstick: float | None = None
-    # CPU cores busy during the turns (mean of the two): the worker whose turn it was, and the
-    # others together, which should be asleep. None where /proc cannot say.
-    active_cores: float | None = None
-    idle_cores: float | None = None
-
-    @property
-    def ratio(self) -> float:
-        return self.b_rate / self.a_rate
-
-    def to_json(self) -> dict[str, Any]:
-        return {"duet": self.duet, "order": self.order, "a_rate": self.a_rate,
-                "b_rate": self.b_rate, "at_s": self.at_s, "rounds": self.rounds,
-                "a_yardstick": self.a_yardstick, "b_yardstick": self.b_yardstick,
-                "active_cores": self.active_cores, "idle_cores": self.idle_cores}
-
-
-@dataclass
-class SideRounds:
-    """One side's rounds over all duets, in the order they ran."""
-
-    readies: dict[int, dict[str, Any]] = field(default_factory=dict)
-    finished: dict[int, dict[str, Any]] = field(default_factory=dict)
-    round_s: list[float] = field(default_factory=list)
-    yardstick_rates: list[float] = field(default_factory=list)
-    losses: list[float] = field(default_factory=list)
-    def measured(self, telemetry: dict[str, Any], wall_s: float) -> Measured:
-        """As one measurement of the side: duet 1's worker's own figures, every duet's
-        rounds."""
-        return Measured(self.readies[1], self.finished[1], self.round_s, self.yardstick_rates,
-                        self.losses, telemetry, None, wall_s)
-
-
-@dataclass
-class Duel:
-    pairs: list[Pair]
-    sides: dict[str, SideRounds]
-    verdicts: list[Verdict]  # one per look taken
-    telemetry: dict[str, Any]  # the GPUs' during the measured rounds
-    wall_s: float
-    rounds_s: float  # the measured pairs, and the relays between them
-    relay_s: float = 0.0  # of which: duets ending and fresh ones starting (settings.relay)
 
 
 def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
@@ -159,7 +87,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
         log_dir: Path, case_id: str, cluster_mode: str,
         around: Callable[[Callable[[], None]], dict[str, Any]], seed: int,
         launch: Launch = launch_processes,
-        on_look: Callable[[Verdict], None] = lambda _: None) -> Duel:
+        on_look: Callable[[Verdict], None] = lambda _: None) -> Comparison:
     """Measure the case's pairs; `around` runs the measured rounds inside the case's GPU
     telemetry and returns its summary; `seed` draws the pairs' orders; `launch` starts a
     side's worker (duet_pool.py); `on_look` hears each look's verdict."""
@@ -189,7 +117,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
         telemetry = around(lambda: until_decided(settings, pairs, verdicts, next_pair, on_look))
         rounds_s = time.monotonic() - measuring
         pool.finish_all()
-    return Duel(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s,
+    return Comparison(pairs, rounds, verdicts, telemetry, time.monotonic() - started, rounds_s,
                 pool.relay_s)
 
 

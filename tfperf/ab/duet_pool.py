@@ -10,14 +10,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from tfperf.ab.duet_types import Side, SideRounds
 from tfperf.ground.failures import CaseFailure
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
-
-if TYPE_CHECKING:  # duet.py's data types, which import this module to run
-    from tfperf.ab.duet import Side, SideRounds
 
 
 class Processes(Protocol):

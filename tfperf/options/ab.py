@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.options.ab_settings import ABSettings
-from tfperf.options.tensorflow_under_test import spec
+from tfperf.options.tensorflow_spec import spec
 from tfperf.options.values import number
 
 BASELINE_ENV = "TFPERF_BASELINE"

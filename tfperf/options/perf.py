@@ -19,7 +19,7 @@ from tfperf.ground.machine import Machine
 from tfperf.ground.tiers import MEASUREMENT, Tier
 from tfperf.numerics.compare import FAULTS, ArmSpec
 from tfperf.options import ab as ab_options
-from tfperf.options import faults, tensorflow_under_test
+from tfperf.options import faults, tensorflow_spec
 from tfperf.options import plan as plan_options
 from tfperf.options import store_url as store_option
 from tfperf.options.ab import ABOptions
@@ -166,7 +166,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-xla-example", metavar="JSON",
                     help="Run the XLA equivalence check on this one example (as printed by a "
                          "failure) instead of drawing examples.")
-    tensorflow_under_test.add(group)
+    tensorflow_spec.add(group)
     plan_options.add(group)
     ab_options.add(group)
 
@@ -282,7 +282,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             if get("perf_xla_fault") else None,
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
-            tensorflow=tensorflow_under_test.parse(get),
+            tensorflow=tensorflow_spec.parse(get),
             ab=ab,
             store_url=store_option.parse(get, folder("perf_history", "history")),
         )

@@ -37,7 +37,7 @@ def one(work: Path, number: int, args: argparse.Namespace) -> dict[str, Any]:
     history = bisect_repo.History(args.commits, {args.small: 1, args.big: 5})
     shas = bisect_repo.make_repository(folder / "repo", history)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "commits",
+    done = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", "commits",
                            "../repo", f"{shas[0]}..{shas[-1]}", *args.bisect_args, "--",
                            *bisect_repo.SELECT], cwd=project, capture_output=True, text=True,
                           check=False)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))  # the generator and the server live with the self
 from tests.helpers.postgres_server import running_server  # noqa: E402
 from tests.helpers.store_history import Shape, case_ids, generate, machine_keys  # noqa: E402
 from tfperf.dashboard import site_data  # noqa: E402
-from tfperf.dashboard.tfperf_dashboard import build  # noqa: E402
+from tfperf.dashboard.site import build  # noqa: E402
 from tfperf.storage import database  # noqa: E402
 from tfperf.storage.results_store import ResultsStore  # noqa: E402
 from tfperf.storage.stored_runs import StoredRuns  # noqa: E402

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.gate_runs import CASE, HARD, run
-from tfperf.gate import case_verdict, refresh, statistics
+from tfperf.commands import tfperf_refresh as refresh
+from tfperf.gate import case_verdict, statistics
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings

@@ -122,16 +122,16 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert all((logs / f"{CASE_ID}.{side}{number}.log").exists()
                for number in served for side in "AB")
     (kept,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    again = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(kept)],
+    again = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(kept)],
                            cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and " slower " in again.stdout, again.stdout + again.stderr
     # Judged with a floor above the injected 33%, the same pairs are not slower.
-    wide = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(kept), "--floor=49"],
+    wide = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(kept), "--floor=49"],
                           cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert wide.returncode == 0 and " slower " not in wide.stdout, wide.stdout
     broken = suite.path / "broken.json"
     broken.write_text('{"format": "tfperf-ab/1"}')
-    bad = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+    bad = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
                          cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "is not a valid tfperf A/B session file" in bad.stderr
     # A file names the rule its looks were judged by; one it does not know is refused.
@@ -144,13 +144,13 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     # A file kept before issue 33 is judged as it ran: its pairs as independent.
     data["settings"]["look_rule"] = "spending"
     broken.write_text(json.dumps(data))
-    old = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+    old = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
                          cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert old.returncode == 1 and "pairs taken as independent" in \
         (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), old.stdout
     data["settings"]["look_rule"] = "pocock"
     broken.write_text(json.dumps(data))
-    bad = subprocess.run([sys.executable, "-m", "tfperf.ab.tfperf_ab", str(broken)],
+    bad = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
                          cwd=suite.path, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "look_rule" in bad.stderr \
         and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -52,7 +52,7 @@ def test_a_session_file_cannot_point_outside_baselines(tmp_path: Path) -> None:
                "runs": [json.loads(RUN)]}
     path = tmp_path / "session.json"
     path.write_text(json.dumps(session))
-    done = subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(path),
+    done = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_gate", str(path),
                            f"--baselines={tmp_path / 'baselines'}"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2

@@ -30,7 +30,7 @@ RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duet
 
 
 def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tfperf.bisect.tfperf_bisect", *args],
+    return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", *args],
                           cwd=project, capture_output=True, text=True, timeout=timeout,
                           check=False)
 
@@ -112,7 +112,7 @@ def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
     out = tmp_path / "out.txt"
     with out.open("w") as sink:
         bisect = subprocess.Popen(
-            [sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "commits", "../repo",
+            [sys.executable, "-m", "tfperf.commands.tfperf_bisect", "commits", "../repo",
              "HEAD~7..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
             stderr=subprocess.STDOUT)
     try:

@@ -45,7 +45,7 @@ def _ab_file(path: Path, b_spec: str, b_version: str, ratios: dict[str, float]) 
 
 
 def _after(ab: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "after-ab",
+    return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", "after-ab",
                            str(ab), "--dry-run", "--budget", "3h", "--", "--perf-tier=nightly",
                            "-m", "gpu"], capture_output=True, text=True, timeout=120, check=False)
 
@@ -106,7 +106,7 @@ def _issue(tmp_path: Path, *reports: Path, repo: str = "octo/perf"
     state = tmp_path / "gh.json"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
            "FAKE_GH_STATE": str(state)}
-    done = subprocess.run([sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "issue",
+    done = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", "issue",
                            *map(str, reports), "--repo", repo], capture_output=True, text=True,
                           timeout=120, env=env, check=False)
     return done, json.loads(state.read_text()) if state.exists() else {}
@@ -143,6 +143,6 @@ def test_gh_failures_are_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("verb", ["after-ab", "issue"])
 def test_the_nightly_verbs_have_help(verb: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "tfperf.bisect.tfperf_bisect", verb, "--help"],
+    done = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", verb, "--help"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and "usage:" in done.stdout

@@ -60,7 +60,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         generate(store, SHAPE)
     finally:
         store.close()
-    built = subprocess.run([sys.executable, "-m", "tfperf.dashboard.tfperf_dashboard", "--store",
+    built = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_dashboard", "--store",
                             url, "--out", str(folder / "site")], cwd=folder,
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.gate_runs import CASE, run
-from tfperf.gate import refresh
+from tfperf.commands import tfperf_refresh as refresh
 from tfperf.storage.session_files import History
 
 

@@ -29,14 +29,14 @@ SLOWED = ("--perf-z=1", "--perf-inject-slowdown=100@tinycnn", "--perf-rerun=on")
 
 
 def _refresh(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tfperf.gate.refresh", *args, "--", *CASE, *MEASURE],
-                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_refresh", *args, "--",
+                           *CASE, *MEASURE], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def _gate(cwd: Path, session: Path) -> subprocess.CompletedProcess[str]:
     # The standalone gate judges at the session's z: at the default z=4 a -99% run passes
     # whenever the two baseline sessions spread more than 25%, as this machine's often do.
-    return subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(session), "--z=1"],
+    return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_gate", str(session), "--z=1"],
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
@@ -59,7 +59,7 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
 
     # The entry the dry run showed is written from the sessions it kept, measured once.
     kept = dry.stdout.splitlines()[-1].split("--sessions-from ")[1].split()[0]
-    wrote = subprocess.run([sys.executable, "-m", "tfperf.gate.refresh", "--sessions-from", kept,
+    wrote = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_refresh", "--sessions-from", kept,
                             "--write", "--reason=first baseline", *NOISY],
                            cwd=root, capture_output=True, text=True, timeout=60)
     assert wrote.returncode == 0, wrote.stderr
@@ -134,13 +134,13 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(make_suite: MakeSuite,
     broken = _gate(root, root / "broken.json")
     assert broken.returncode == 2 and "broken.json is not readable JSON" in broken.stderr
 
-    rolled = subprocess.run([sys.executable, "-m", "tfperf.gate.refresh", "--rollback=1", "--write",
-                             "--reason=undo"], cwd=root, capture_output=True, text=True)
+    rolled = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_refresh", "--rollback=1",
+                             "--write", "--reason=undo"], cwd=root, capture_output=True, text=True)
     assert rolled.returncode == 0, rolled.stderr
     second = json.loads((entries / "0002.json").read_text())
     assert (second["kind"], second["rollback_of"]) == ("rollback", 1)
     assert second["cases"] == first["cases"]
-    listing = subprocess.run([sys.executable, "-m", "tfperf.gate.refresh", "--list"], cwd=root,
+    listing = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_refresh", "--list"], cwd=root,
                              capture_output=True, text=True).stdout
     assert "refresh: first baseline" in listing and "rollback (rollback of 1): undo" in listing
 

@@ -11,11 +11,11 @@ import pytest
 
 from tests.helpers.house import perf_options
 from tests.helpers.suites import REPO
-from tfperf.ab import tfperf_ab as ab_command
-from tfperf.bisect import tfperf_bisect as bisect_command
-from tfperf.gate import refresh
-from tfperf.gate import tfperf_gate as gate_command
-from tfperf.store_command import tfperf_store as store_command
+from tfperf.commands import tfperf_ab as ab_command
+from tfperf.commands import tfperf_bisect as bisect_command
+from tfperf.commands import tfperf_gate as gate_command
+from tfperf.commands import tfperf_refresh as refresh
+from tfperf.commands import tfperf_store as store_command
 
 
 def _argparse_options(parser: argparse.ArgumentParser) -> list[str]:
@@ -37,18 +37,18 @@ def _help(*command: str) -> str:
 
 @pytest.mark.parametrize(("command", "expected"), [
     ((sys.executable, "-m", "pytest", "--help"), perf_options),
-    ((sys.executable, "-m", "tfperf.gate.tfperf_gate", "--help"),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_gate", "--help"),
      lambda: _argparse_options(gate_command._parser())),
-    ((sys.executable, "-m", "tfperf.gate.refresh", "--help"),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_refresh", "--help"),
      lambda: _argparse_options(refresh._parser())),
-    ((sys.executable, "-m", "tfperf.ab.tfperf_ab", "--help"),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_ab", "--help"),
      lambda: _argparse_options(ab_command._parser())),
-    ((sys.executable, "-m", "tfperf.store_command.tfperf_store", "--help"),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_store", "--help"),
      lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade"]),
-    ((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", "--help"),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_bisect", "--help"),
      lambda: [*_argparse_options(bisect_command._parser()), "releases", "nightlies", "specs",
               "commits", "after-ab", "issue"]),
-    *(((sys.executable, "-m", "tfperf.bisect.tfperf_bisect", verb, "--help"),
+    *(((sys.executable, "-m", "tfperf.commands.tfperf_bisect", verb, "--help"),
        lambda verb=verb: _argparse_options(_verb(bisect_command._parser(), verb)))
       for verb in ("releases", "nightlies", "specs", "commits", "after-ab", "issue")),
 ], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store", "tfperf-bisect",

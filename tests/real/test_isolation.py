@@ -131,7 +131,7 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
         assert store.counts()["failures"] == 0
     finally:
         store.close()
-    report = subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(kept[0]),
+    report = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_gate", str(kept[0]),
                              f"--history={suite.path / 'history'}"], cwd=suite.path,
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr

@@ -49,7 +49,7 @@ def test_refresh_and_gate_run_in_a_project_outside_this_repository(tmp_path: Pat
     # Beside another test's workers two sessions of this millisecond step have read 4.8x apart
     # (a spread of 97%): three sessions, whose robust spread one disturbed session does not
     # move, and a bound that only a broken measurement passes. This tests the layout.
-    refreshed = _run(root, "-m", "tfperf.gate.refresh", "-k", CASE, "--sessions", "3",
+    refreshed = _run(root, "-m", "tfperf.commands.tfperf_refresh", "-k", CASE, "--sessions", "3",
                      "--max-spread", "95", "--write", "--reason", "first baselines", "--",
                      *QUICK)
     assert refreshed.returncode == 0, refreshed.stdout + refreshed.stderr
@@ -67,7 +67,7 @@ def test_refresh_and_gate_run_in_a_project_outside_this_repository(tmp_path: Pat
     assert "no history" not in night.stdout and "NO BASELINE" not in night.stdout, night.stdout
     kept = sorted((root / "out" / "history").rglob("*.json"))
     assert len(kept) == 1
-    gated = _run(root, "-m", "tfperf.gate.tfperf_gate", str(kept[0]))
+    gated = _run(root, "-m", "tfperf.commands.tfperf_gate", str(kept[0]))
     assert gated.returncode == 0, gated.stdout + gated.stderr
     assert CASE in (root / "out" / "reports" / "summary.md").read_text()
     assert not (root / ".perf-results").exists() and not (root / ".benchmarks").exists()
@@ -93,7 +93,7 @@ def test_a_bad_layout_is_one_line_before_any_work(tmp_path: Path, layout: str, s
     root = _project(tmp_path, layout)
     with pytest.raises(project.ProjectError, match=says):
         project.find(root / "bench")
-    for command in (("-m", "tfperf.gate.refresh", "--list"),
+    for command in (("-m", "tfperf.commands.tfperf_refresh", "--list"),
                     ("-m", "pytest", "bench", "--collect-only", "-q")):
         done = _run(root, *command, timeout=300)
         assert done.returncode != 0 and says in done.stderr, done.stdout + done.stderr

@@ -191,7 +191,7 @@ def _ab_file(folder: Path) -> Path:
 
 
 def _store_command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tfperf.store_command.tfperf_store", *args],
+    return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_store", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
@@ -258,7 +258,7 @@ def test_the_gate_judges_the_same_from_the_store_as_from_the_kept_files(tmp_path
     assert judged[0] == judged[1]
     assert [g.status for g in judged[1]] == ["flagged", "ok"]
     assert len(judged[1][0].history) == 11
-    gate = subprocess.run([sys.executable, "-m", "tfperf.gate.tfperf_gate", str(files[-1]),
+    gate = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_gate", str(files[-1]),
                            "--store", url, "--baselines", str(tmp_path / "baselines"),
                            "--reports", str(tmp_path / "reports")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)

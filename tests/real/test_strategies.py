@@ -105,7 +105,7 @@ def test_scaling_drop_against_the_history_fails_the_case(make_suite: MakeSuite) 
             run["scaling_efficiency"] *= 1000
     earlier = suite.path / "earlier.json"
     earlier.write_text(json.dumps(data))
-    imported = subprocess.run([sys.executable, "-m", "tfperf.store_command.tfperf_store",
+    imported = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_store",
                                "--store", database.default_url(suite.path / "history"), "import",
                                str(earlier)], cwd=suite.path, capture_output=True, text=True,
                               timeout=120)

@@ -31,6 +31,9 @@ from tfperf.bisect import levels
 from tfperf.bisect.levels import Level
 
 CONFIRM, BISECT, OTHER_HALF = "confirm", "bisect", "other half"
+# The confirmation's first look (tfperf-bisect's --confirm-pairs default): the steps' floor is
+# half the slowdown its interval admits, so it measures more than a step.
+CONFIRM_PAIRS = 128
 # How a bisection ended.
 FOUND = "found"  # neighbours: the culprit and the last good
 NOT_APART = "ends not apart"  # the bad end is not slower than the good one

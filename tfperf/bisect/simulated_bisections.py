@@ -20,7 +20,7 @@ from tfperf.bisect import search
 from tfperf.bisect.levels import Level
 from tfperf.options.ab_settings import ABSettings
 
-CONFIRM_PAIRS = 128  # tfperf-bisect's --confirm-pairs default
+CONFIRM_PAIRS = search.CONFIRM_PAIRS
 
 
 @dataclass(frozen=True)

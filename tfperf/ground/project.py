@@ -5,7 +5,6 @@ all of them agree where the baselines are."""
 
 from __future__ import annotations
 
-import argparse
 import configparser
 import tomllib
 from dataclasses import dataclass
@@ -83,29 +82,3 @@ def find(start: Path | None = None) -> Project:
             return load(folder)
     return load(here)
 
-
-# Where each folder a command reads is, in the project's layout.
-FOLDERS = {"tests": "tests", "baselines": "baselines", "history": "results/history",
-           "reports": "results/reports"}
-
-
-def add_folder_arguments(parser: argparse.ArgumentParser, **what: str) -> None:
-    """`--NAME DIR` for each folder a command reads (`what`: NAME=what it holds), by default
-    the project's."""
-    for name, holds in what.items():
-        parser.add_argument(f"--{name}", type=Path,
-                            help=f"{holds} (default: the project's {FOLDERS[name]}; {LAYOUT})")
-
-
-def fill_folders(args: argparse.Namespace, parser: argparse.ArgumentParser, *names: str
-                 ) -> tuple[Project, set[str]]:
-    """Each named folder not given on the command line taken from the project's layout; the
-    layout, and the names that were given. A layout that cannot be read exits with one line."""
-    try:
-        layout = find()
-    except ProjectError as error:
-        parser.error(str(error))
-    given = {name for name in names if getattr(args, name) is not None}
-    for name in set(names) - given:
-        setattr(args, name, getattr(layout, name))
-    return layout, given

@@ -14,7 +14,7 @@ from typing import Any
 
 from tfperf.options.ab_settings import ABSettings
 from tfperf.options.tensorflow_spec import spec
-from tfperf.options.values import number
+from tfperf.options.values import min_max, number, percent_below
 
 BASELINE_ENV = "TFPERF_BASELINE"
 
@@ -98,16 +98,10 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         return float(time_floor.strip().rstrip("%")) / 100, \
             float(memory_floor.strip().rstrip("%")) / 100
 
-    def min_max(text: str) -> tuple[int, int]:
-        low, _, high = text.partition(":")
-        return int(low), int(high or low)
-
-    least, most = number("--perf-ab-pairs", pairs, (defaults.min_pairs, defaults.max_pairs),
-                          min_max, lambda v: 6 <= v[0] <= v[1], "MIN:MAX with 6 <= MIN <= MAX")
+    least, most = min_max("--perf-ab-pairs", pairs, 6) if pairs \
+        else (defaults.min_pairs, defaults.max_pairs)
     settings = ABSettings(
-        floor=number("--perf-ab-floor", floor, defaults.floor,
-                      lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0 < v < 0.5,
-                      "a percentage above 0 and below 50"),
+        floor=percent_below("--perf-ab-floor", floor, 0.5) if floor else defaults.floor,
         alpha=1 - number("--perf-ab-confidence", confidence, 1 - defaults.alpha,
                          lambda t: float(t.strip().rstrip("%")) / 100, lambda v: 0.5 <= v < 1,
                          "a percentage from 50 to below 100"),

@@ -57,3 +57,18 @@ def number(option: str, text: str | None, default: T, convert: Callable[[str], T
     if value is None or not valid(value):
         raise ValueError(f"{option}: {text!r} is not {says}")
     return value
+
+
+def percent_below(option: str, text: str, high: float) -> float:
+    """A fraction from a percentage, `5` or `5%`, above 0 and below `high` (a fraction)."""
+    return number(option, text, 0.0, lambda t: float(t.strip().rstrip("%")) / 100,
+                  lambda v: 0 < v < high, f"a percentage above 0 and below {high * 100:g}")
+
+
+def min_max(option: str, text: str, least: int) -> tuple[int, int]:
+    """(MIN, MAX) from `MIN:MAX` (or `N`: both), least <= MIN <= MAX."""
+    def pair(t: str) -> tuple[int, int]:
+        low, _, high = t.partition(":")
+        return int(low), int(high or low)
+    return number(option, text, (0, 0), pair, lambda v: least <= v[0] <= v[1],
+                  f"MIN:MAX with {least} <= MIN <= MAX")

@@ -7,7 +7,6 @@ that is not one, a server that cannot be reached, a store written by a newer tfp
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from pathlib import Path
@@ -41,11 +40,6 @@ def chosen_url(given: str | None, history: Path) -> str:
     SQLite file."""
     return given or os.environ.get(URL_ENV) or default_url(history)
 
-
-def add_store_argument(parser: argparse.ArgumentParser, holds: str) -> None:
-    parser.add_argument("--store", metavar="URL",
-                        help=f"the results store: {holds} ({VALID}; default: ${URL_ENV}, else "
-                             f"{FILE_NAME} in the history folder)")
 
 
 def shown(url: str | sa.URL) -> str:

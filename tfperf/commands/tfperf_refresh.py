@@ -26,9 +26,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from tfperf.commands import arguments
 from tfperf.gate.baseline_entry import diff, refreshed
 from tfperf.gate.statistics import GateSettings, relative_sigma
-from tfperf.ground import project
 from tfperf.ground.machine import detect
 from tfperf.storage import database, session_files
 from tfperf.storage.baselines import BaselineStore, CaseBaseline, Entry
@@ -69,10 +69,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rollback", type=int, metavar="N",
                         help="make entry N's content the active baseline again")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
-    project.add_folder_arguments(
+    arguments.add_folders(
         parser, tests="the suite's tests, run by each session", baselines="the shared baselines",
         history="the kept nightly sessions and their store")
-    database.add_store_argument(parser, "the nightly runs, for the spread a marked change keeps")
+    arguments.add_store(parser, "the nightly runs, for the spread a marked change keeps")
     parser.add_argument("pytest_args", nargs="*", help=argparse.SUPPRESS)
     return parser
 
@@ -198,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check(parser, args)
-    layout, given = project.fill_folders(args, parser, "tests", "baselines", "history")
+    layout, given = arguments.fill_folders(args, parser, "tests", "baselines", "history")
     if args.store is not None:
         given.add("store")
     key = detect().key()

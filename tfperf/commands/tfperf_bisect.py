@@ -28,44 +28,20 @@ from typing import Any
 
 from tfperf.bisect import after_ab, git_commits, github_issue, report, search, step_runner
 from tfperf.bisect import candidates as candidate_lists
-from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import BadRange, Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.step_runner import StepError, StepRunner
+from tfperf.commands import arguments
 from tfperf.ground import project
+from tfperf.options import declared
 from tfperf.options.ab_settings import ABSettings
-from tfperf.options.plan import parse_budget
 from tfperf.storage import database
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import BisectRow, ResultsStore
 
-
-def _percent(text: str) -> float:
-    value = float(text.strip().rstrip("%")) / 100
-    if not 0 < value < 0.5:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage above 0 and below 50")
-    return value
-
-
-def _pairs(text: str) -> tuple[int, int]:
-    low, _, high = text.partition(":")
-    try:
-        found = int(low), int(high or low)
-    except ValueError:
-        found = (0, 0)
-    if not 8 <= found[0] <= found[1]:
-        raise argparse.ArgumentTypeError(f"{text!r} is not MIN:MAX with 8 <= MIN <= MAX")
-    return found
-
-
-def _budget(text: str) -> float:
-    try:
-        found = parse_budget(text)
-    except ValueError:
-        found = None
-    if found is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 4h, 90m or 3600s")
-    return found
+# What each step sets itself: a user's pytest arguments may not.
+STEP_OPTIONS = ("--perf-ab-pairs", "--perf-ab-floor", "--perf-ab-confidence", "--perf-tensorflow",
+                "--perf-baseline")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,32 +50,33 @@ def _parser() -> argparse.ArgumentParser:
         usage="tfperf-bisect {releases,nightlies,specs,commits,after-ab,issue} ... [options] "
               "-- PYTEST_ARGS")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--floor", type=_percent, default=ABSettings().floor, metavar="PERCENT",
+    common.add_argument("--floor", type=arguments.percent("--floor", 0.5),
+                        default=ABSettings().floor, metavar="PERCENT",
                         help="the confirmation's floor: the least slowdown of the bad end "
                              f"that counts (default: the A/B floor, {ABSettings().floor * 100:g}%%)")
-    common.add_argument("--step-floor", type=_percent, metavar="PERCENT",
+    common.add_argument("--step-floor", type=arguments.percent("--step-floor", 0.5), metavar="PERCENT",
                         help="every later step's floor (default: half the least slowdown the "
                              "confirmation admits, at least --floor)")
-    common.add_argument("--pairs", type=_pairs, default=(16, 256), metavar="MIN:MAX",
+    common.add_argument("--pairs", type=arguments.pairs("--pairs", 8), default=(16, 256), metavar="MIN:MAX",
                         help="each step's A/B looks: at MIN pairs, then each time they double, "
                              "and at MAX (default: 16:256, the A/B default)")
-    common.add_argument("--confirm-pairs", type=int, default=simulate.CONFIRM_PAIRS,
+    common.add_argument("--confirm-pairs", type=int, default=search.CONFIRM_PAIRS,
                         metavar="N",
                         help="the confirmation's first look (default: "
-                             f"{simulate.CONFIRM_PAIRS}): the steps' floor is half the slowdown "
+                             f"{search.CONFIRM_PAIRS}): the steps' floor is half the slowdown "
                              "its interval admits, so it measures more")
     common.add_argument("--each", action="store_true",
                         help="compare every candidate with the one before it, not bisect")
-    common.add_argument("--budget", type=_budget, metavar="DURATION",
+    common.add_argument("--budget", type=arguments.duration("--budget"), metavar="DURATION",
                         help="start no step after this long (e.g. 3h); the report gives the "
                              "range so far")
-    common.add_argument("--step-timeout", type=_budget, metavar="DURATION",
+    common.add_argument("--step-timeout", type=arguments.duration("--step-timeout"), metavar="DURATION",
                         help="a step that runs longer is stopped and its candidate skipped")
     common.add_argument("--reports", type=Path, metavar="DIR",
                         help="where the report goes (default: RESULTS/reports/bisect/<id>)")
     common.add_argument("--tests", type=Path, metavar="DIR",
                         help=f"the suite's tests (default: the project's; {project.LAYOUT})")
-    database.add_store_argument(common, "where the report is kept")
+    arguments.add_store(common, "where the report is kept")
     kinds = parser.add_subparsers(dest="kind", required=True,
                                   metavar="releases|nightlies|specs|commits|after-ab|issue")
     releases = kinds.add_parser("releases", parents=[common],
@@ -133,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     after.add_argument("--days", type=int, default=14,
                        help="a nightly candidate: bisect over the nightlies of this many days "
                             "before its own (default: 14)")
-    after.add_argument("--budget", type=_budget, metavar="DURATION",
+    after.add_argument("--budget", type=arguments.duration("--budget"), metavar="DURATION",
                        help="for all the bisections together")
     after.add_argument("--dry-run", action="store_true", help="say what would run, run nothing")
     issue = kinds.add_parser("issue", help="open or update the GitHub issue of each report's "
@@ -182,13 +159,11 @@ def _bisect(argv: Sequence[str] | None) -> int:
         return after_ab.run(args.ab_file, args.days, args.budget, args.dry_run, pytest_args, main)
     if args.kind == "issue":
         return github_issue.run(args.reports, args.repo)
-    taken = [a for a in pytest_args if a.split("=")[0] in ("--perf-ab-pairs", "--perf-ab-floor",
-                                                           "--perf-ab-confidence",
-                                                           "--perf-tensorflow", "--perf-baseline")]
+    taken = [name for name in declared.given(pytest_args) if name in STEP_OPTIONS]
     if taken:
-        parser.error(f"{taken[0].split('=')[0]} is set by each step: give tfperf-bisect's "
+        parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")
-    layout, _ = project.fill_folders(args, parser, "tests")
+    layout, _ = arguments.fill_folders(args, parser, "tests")
     if args.store:  # the steps' A/B sessions are kept where the report is
         pytest_args = [*pytest_args, f"--perf-store={args.store}"]
     bisect_id = datetime.datetime.now(datetime.UTC).strftime("bisect-%Y%m%dT%H%M%SZ") + \

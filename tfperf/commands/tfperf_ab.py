@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
+from tfperf.commands import arguments
 from tfperf.ground import project
 from tfperf.storage import schemas
 from tfperf.storage.errors import StoreError
@@ -26,7 +27,7 @@ from tfperf.storage.files import read_json
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("session", type=Path, help="an A/B session file written by pytest perf/")
-    parser.add_argument("--floor", metavar="PERCENT", type=float,
+    parser.add_argument("--floor", metavar="PERCENT", type=arguments.percent("--floor", 0.5),
                         help="the least change called slower or faster (default: the session's)")
     parser.add_argument("--reports", type=Path,
                         help="where ab.md, A.json, B.json and the plots go (default: "
@@ -37,9 +38,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.floor is not None and not 0 < args.floor < 50:
-        parser.error(f"--floor: {args.floor} is not a percentage above 0 and below 50")
-    layout, _ = project.fill_folders(args, parser)
+    layout, _ = arguments.fill_folders(args, parser)
     args.reports = args.reports or layout.reports / "ab"
     try:
         data = read_json(args.session)
@@ -47,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as error:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2
-    settings = session_report.settings_of(data, None if args.floor is None else args.floor / 100)
+    settings = session_report.settings_of(data, args.floor)
     print(session_report.describe_sides(data))
     for line in session_report.table(data, settings) + session_report.write(data, settings, args.reports):
         print(line)

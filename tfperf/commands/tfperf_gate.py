@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from tfperf.commands import arguments
 from tfperf.gate import case_verdict, summary_and_trends
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings
-from tfperf.ground import project
 from tfperf.storage import database, session_files
 from tfperf.storage.errors import StoreError
 from tfperf.storage.files import read_json
@@ -32,32 +32,27 @@ def _parser() -> argparse.ArgumentParser:
     defaults = GateSettings()
     parser = argparse.ArgumentParser(prog="tfperf-gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("session", type=Path, help="a session file written by pytest perf/")
-    database.add_store_argument(parser, "the other sessions' runs")
-    project.add_folder_arguments(parser, history="the kept sessions and their store",
+    arguments.add_store(parser, "the other sessions' runs")
+    arguments.add_folders(parser, history="the kept sessions and their store",
                                  baselines="the shared baselines",
                                  reports="where summary.md and the trend plots go")
-    parser.add_argument("--z", type=float, default=defaults.z)
-    parser.add_argument("--effect-floor", type=float, default=defaults.floor * 100,
-                        metavar="PERCENT")
-    parser.add_argument("--min-history", type=int, default=defaults.min_history)
+    parser.add_argument("--z", type=arguments.positive_float("--z"), default=defaults.z)
+    parser.add_argument("--effect-floor", type=arguments.percent("--effect-floor"),
+                        default=defaults.floor, metavar="PERCENT")
+    parser.add_argument("--min-history", type=arguments.positive_int("--min-history"),
+                        default=defaults.min_history)
     return parser
 
 
-def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> GateSettings:
-    if not args.z > 0:
-        parser.error(f"--z: {args.z} is not a number greater than 0")
-    if not 0 < args.effect_floor < 100:
-        parser.error(f"--effect-floor: {args.effect_floor} is not a percentage between 0 and 100")
-    if args.min_history < 1:
-        parser.error(f"--min-history: {args.min_history} is not at least 1")
-    return GateSettings(z=args.z, floor=args.effect_floor / 100, min_history=args.min_history)
+def _settings(args: argparse.Namespace) -> GateSettings:
+    return GateSettings(z=args.z, floor=args.effect_floor, min_history=args.min_history)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    settings = _settings(parser, args)
-    project.fill_folders(args, parser, "history", "baselines", "reports")
+    settings = _settings(args)
+    arguments.fill_folders(args, parser, "history", "baselines", "reports")
     store = None
     try:
         data = read_json(args.session)

@@ -16,16 +16,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.ground import project
+from tfperf.commands import arguments
+from tfperf.commands import store_import as importer
 from tfperf.storage import database
 from tfperf.storage.errors import StoreError, StoreUnavailable
 from tfperf.storage.results_store import ResultsStore
-from tfperf.store_command import importer
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0])
-    database.add_store_argument(parser, "where to import to, or what to show")
+    arguments.add_store(parser, "where to import to, or what to show")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="import|info|upgrade")
     imports = verbs.add_parser("import", help="add kept session files (files or folders, "
                                               "searched for *.json) to the store")
@@ -56,7 +56,7 @@ def _import(store: ResultsStore, paths: Sequence[Path]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    layout, _ = project.fill_folders(args, parser)
+    layout, _ = arguments.fill_folders(args, parser)
     url = database.chosen_url(args.store, layout.history)
     try:
         database.check_url(url)

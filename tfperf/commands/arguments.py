@@ -1,0 +1,94 @@
+"""The arguments several commands take, declared once: the results store, the project's folders,
+and typed values (a percentage, pairs, a duration) parsed by the same functions as the --perf-*
+options, so that a bad value gets the same one line wherever it is given."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from tfperf.ground import project
+from tfperf.ground.project import Project, ProjectError
+from tfperf.options import values
+from tfperf.options.plan import parse_budget
+from tfperf.storage import database
+
+T = TypeVar("T")
+
+# Where each folder a command reads is, in the project's layout.
+FOLDERS = {"tests": "tests", "baselines": "baselines", "history": "results/history",
+           "reports": "results/reports"}
+
+
+def typed(option: str, parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type from a value parser that raises ValueError naming `option`: argparse
+    prints its line, after its own `argument OPTION:`."""
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix(f"{option}: ")) from None
+    return convert
+
+
+def percent(option: str, below: float = 1.0) -> Callable[[str], float]:
+    """A percentage (`5` or `5%`) above 0 and below `below` (a fraction), as a fraction."""
+    return typed(option, lambda text: values.percent_below(option, text, below))
+
+
+def positive_float(option: str) -> Callable[[str], float]:
+    return typed(option, lambda text: values.positive_float(option, text))
+
+
+def positive_int(option: str) -> Callable[[str], int]:
+    return typed(option, lambda text: values.positive_int(option, text))
+
+
+def pairs(option: str, least: int) -> Callable[[str], tuple[int, int]]:
+    """MIN:MAX pairs, least <= MIN <= MAX."""
+    return typed(option, lambda text: values.min_max(option, text, least))
+
+
+def duration(option: str) -> Callable[[str], float]:
+    """Seconds from 4h, 90m or 3600s."""
+    def seconds(text: str) -> float:
+        try:
+            found = parse_budget(text)
+        except ValueError:
+            found = None
+        if found is None:
+            raise ValueError(f"{option}: {text!r} is not a duration like 4h, 90m or 3600s")
+        return found
+    return typed(option, seconds)
+
+
+def add_store(parser: argparse.ArgumentParser, holds: str) -> None:
+    parser.add_argument("--store", metavar="URL",
+                        help=f"the results store: {holds} ({database.VALID}; default: "
+                             f"${database.URL_ENV}, else {database.FILE_NAME} in the history "
+                             "folder)")
+
+
+def add_folders(parser: argparse.ArgumentParser, **what: str) -> None:
+    """`--NAME DIR` for each folder a command reads (`what`: NAME=what it holds), by default
+    the project's."""
+    for name, holds in what.items():
+        parser.add_argument(f"--{name}", type=Path,
+                            help=f"{holds} (default: the project's {FOLDERS[name]}; "
+                                 f"{project.LAYOUT})")
+
+
+def fill_folders(args: argparse.Namespace, parser: argparse.ArgumentParser, *names: str
+                 ) -> tuple[Project, set[str]]:
+    """Each named folder not given on the command line taken from the project's layout; the
+    layout, and the names that were given. A layout that cannot be read exits with one line."""
+    try:
+        layout = project.find()
+    except ProjectError as error:
+        parser.error(str(error))
+    given = {name for name in names if getattr(args, name) is not None}
+    for name in set(names) - given:
+        setattr(args, name, getattr(layout, name))
+    return layout, given

@@ -1,0 +1,56 @@
+"""Build the dashboard: a static site from the results store that opens offline.
+
+    tfperf-dashboard [--store URL] [--out DIR]
+
+The front page lists what regressed or failed in the 24 hours up to the newest result, every
+case (filtered by workload or by any part of its id) and every A/B session; each case has a page
+of examples/s by date across machine keys, with TensorFlow builds marked, the band of each
+build, every verdict and every failure; each A/B session a page of its ratios and intervals
+(with a plot for the newest 30 sessions). Exit 0: built; 2: bad input or a store that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tfperf.commands import arguments
+from tfperf.dashboard import site_data
+from tfperf.dashboard.site import build
+from tfperf.ground import project
+from tfperf.storage import database
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tfperf-dashboard",
+                                     description=__doc__.split("\n\n")[0])
+    arguments.add_store(parser, "what the site shows")
+    parser.add_argument("--out", type=Path,
+                        help="where the site goes (default: the project's results folder's "
+                             f"dashboard/; {project.LAYOUT})")
+    args = parser.parse_args(argv)
+    layout, _ = arguments.fill_folders(args, parser)
+    site = args.out or layout.results / "dashboard"
+    started = time.monotonic()
+    try:
+        store = ResultsStore.open(database.chosen_url(args.store, layout.history))
+    except StoreUnavailable as error:
+        print(f"tfperf-dashboard: {error}", file=sys.stderr)
+        return 2
+    try:
+        data = site_data.read(store)
+    finally:
+        store.close()
+    count = build(data, site)
+    print(f"dashboard: {count} pages in {site} ({time.monotonic() - started:.1f} s): open "
+          f"{(site / 'index.html').resolve().as_uri()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

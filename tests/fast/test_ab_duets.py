@@ -16,13 +16,16 @@ import pytest
 from tfperf.ab import duet
 from tfperf.ab.duet_types import Comparison, Side
 from tfperf.ab.verdict import SAME, SLOWER
+from tfperf.cases.matrix import Case
 from tfperf.ground.failures import CaseFailure
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
 
-SPEC = WorkerSpec(case={"workers": "1"}, workload_path="fake", size="tiny", batch_size=32,
-                  warmup_rounds=1, steps_per_round=2)
+SPEC = WorkerSpec(case=Case("tinycnn", "cpu", 1, "off", "NHWC", "default", "single",
+                            "fp32").worker_axes(),
+                  workload_path="fake", size="tiny", batch_size=32, warmup_rounds=1,
+                  steps_per_round=2)
 SETTINGS = ABSettings(min_pairs=16, max_pairs=64, duets=4, relay=8)
 
 

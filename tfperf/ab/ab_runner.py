@@ -134,7 +134,7 @@ class ABRunner:
         spec = worker_spec(self.options.worker, case, info, gpu_memory)
         inject = injected_fraction(self.options.worker, case) if name == "B" else 0.0
         if name == "A":  # test-only injected costs are side B's
-            spec = replace(spec, inject_compile_s=0.0, inject_memory_mb=0)
+            spec = replace(spec, faults=replace(spec.faults, compile_s=0.0, memory_mb=0))
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:

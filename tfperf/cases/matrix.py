@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
 from tfperf.ground.tiers import Tier
+from tfperf.processes.protocol import CaseAxes
 from tfperf.workload import WorkloadInfo
 
 
@@ -129,6 +130,14 @@ class Case:
     def axis_values(self) -> dict[str, str]:
         """The workload and every axis value, as strings (for --perf-only and results)."""
         return {f.name: str(getattr(self, f.name)) for f in fields(self) if f.name != "virtual"}
+
+    def worker_axes(self) -> CaseAxes:
+        """The workload and every axis value, as its worker reads them."""
+        return CaseAxes(workload=self.workload, device_kind=self.device_kind,
+                        device_count=str(self.device_count), xla=self.xla,
+                        data_format=self.data_format, placement=self.placement,
+                        strategy=self.strategy, precision=self.precision, input=self.input,
+                        preprocess=self.preprocess, workers=str(self.workers))
 
     def tier(self, workloads: Mapping[str, WorkloadInfo]) -> Tier:
         """The lowest tier this case belongs to: the highest tier among its values, raised to

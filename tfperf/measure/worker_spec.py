@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tfperf.cases.matrix import Case
 from tfperf.options.consumers import WorkerOptions
-from tfperf.processes.protocol import WorkerSpec
+from tfperf.processes.protocol import WorkerFaults, WorkerSpec
 from tfperf.workload import WorkloadInfo
 
 
@@ -22,7 +22,7 @@ def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memo
     size = options.size
     costs_up = options.cost_injection  # test-only
     return WorkerSpec(
-        case=case.axis_values(),
+        case=case.worker_axes(),
         workload_path=str(info.path),
         size=size,
         batch_size=options.batch_size or info.batch_size(size, case.precision),
@@ -34,9 +34,11 @@ def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memo
         all_reduce=options.all_reduce,
         file_layout=options.file_layout,
         cluster=options.cluster,
-        retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id else None,
-        inject_compile_s=costs_up.compile_s if costs_up else 0.0,
-        inject_memory_mb=costs_up.memory_mb if costs_up else 0,
+        faults=WorkerFaults(
+            retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id
+            else None,
+            compile_s=costs_up.compile_s if costs_up else 0.0,
+            memory_mb=costs_up.memory_mb if costs_up else 0),
     )
 
 

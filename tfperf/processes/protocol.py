@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, TypedDict
 
 # The values of WorkerSpec's all_reduce and file_layout, and the options that set them.
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "one_device", "ring")
@@ -22,11 +22,41 @@ XLA_COMPILATIONS_ENV = "TFPERF_XLA_COMPILATIONS"
 SCRATCH_ENV = "TFPERF_SCRATCH"
 
 
+class CaseAxes(TypedDict):
+    """A case as it crosses to its worker: the workload and each axis value, as strings (what
+    tfperf.cases.matrix.Case.worker_axes gives)."""
+
+    workload: str
+    device_kind: str
+    device_count: str
+    xla: str
+    data_format: str
+    placement: str
+    strategy: str
+    precision: str
+    input: str
+    preprocess: str
+    workers: str
+
+
+@dataclass(frozen=True)
+class WorkerFaults:
+    """Test-only faults a worker puts into its own case, to prove that a check catches them
+    (tfperf.options.faults): one value, none by default."""
+
+    # The measured round (from 0) before which the step is made to trace again.
+    retrace_round: int | None = None
+    # --perf-inject-cost (an A/B's side B): CPU seconds burnt inside the first round, as a
+    # longer compile would take, and MiB held on the device from before the first round.
+    compile_s: float = 0.0
+    memory_mb: int = 0
+
+
 @dataclass(frozen=True)
 class WorkerSpec:
     """Everything a worker needs to build and train one case."""
 
-    case: dict[str, str]
+    case: CaseAxes
     workload_path: str
     size: str
     batch_size: int
@@ -41,19 +71,15 @@ class WorkerSpec:
     # Where a multi-process case's tasks are: local (started by the runner on loopback),
     # tf_config or slurm (a real cluster this machine joins as one task).
     cluster: str = "local"
-    # Test-only: the measured round (from 0) before which the step is made to trace again.
-    retrace_round: int | None = None
-    # Test-only (--perf-inject-cost, an A/B's side B): seconds slept inside the first round,
-    # as a longer compile would take, and MiB held on the device from before the first round.
-    inject_compile_s: float = 0.0
-    inject_memory_mb: int = 0
+    faults: WorkerFaults = WorkerFaults()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
     @classmethod
     def from_json(cls, text: str) -> WorkerSpec:
-        return cls(**json.loads(text))
+        data = json.loads(text)
+        return cls(**{**data, "faults": WorkerFaults(**data.get("faults", {}))})
 
 
 # Commands, runner -> worker.

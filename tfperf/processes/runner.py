@@ -25,7 +25,10 @@ from tfperf.ground.failures import CaseFailure
 from tfperf.processes import protocol, warm_start
 from tfperf.processes.runtime import CURRENT, Runtime
 
-LOG_TAIL_LINES = 15
+# Enough for a crash's whole stack: a worker forked from a zygote has about 20 frames, the case's
+# own on top and the zygote's and runpy's 10 below them (15 cut off the frame that crashed once
+# the worker's phases became functions of their own).
+LOG_TAIL_LINES = 25
 # How often a cluster's other tasks are checked while one is awaited: a dead task fails the
 # case this soon, instead of its peers waiting on it until the case's timeout.
 WATCH_INTERVAL_S = 0.5

@@ -42,7 +42,8 @@ PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.numerics.c
                "training.loop", "training.pool", "telemetry.step_flops", "telemetry.yardsticks",
                "proofs.case_checks", "telemetry.reported", "proofs.topology", "proofs.xla_proof",
                "proofs.xla_trace", "pipelines.synthetic", "pipelines.tfrecord", "pipelines.feed",
-               "placements", "strategies", "cluster.resolvers", "proofs.transfers")))
+               "placements", "strategies", "cluster.resolvers", "proofs.transfers", "case.phases",
+               "case.build", "case.warm_up", "case.serve")))
 REAP_INTERVAL_S = 0.1
 _PR_SET_PDEATHSIG = 1
 

@@ -144,7 +144,7 @@ def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
                      bool(perf.machine.gpus), perf.runtime)
     perf.equivalence = EquivalenceCheck.for_session(
-        arms, perf.workloads(), perf.options.only, perf.options.xla_fault,
+        arms, perf.workloads(), perf.options.only, perf.options.faults.xla,
         perf.options.xla_example, perf.machine.cpu_avx512)
     if (why := perf.equivalence.nothing_to_draw()) is not None:
         arms.close()

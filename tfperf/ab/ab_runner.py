@@ -231,7 +231,7 @@ class ABRunner:
         self.say("numerics: training both sides from side A's weights and batches")
         paths = {name: setup.workloads()[case.workload].path
                  for name, setup in self.setups.items()}
-        found = self.numerics.compare(case, paths, self.seed, self.options.numerics_injection)
+        found = self.numerics.compare(case, paths, self.seed, self.options.worker.faults.numerics)
         record.numerics = found.to_json()
         return found
 

@@ -94,7 +94,7 @@ class CaseRunner:
                 round_s.append(message["seconds"])
                 losses.append(message["loss"])
 
-            fault = self.options.worker.yardstick_fault
+            fault = self.options.worker.faults.yardstick
 
             def yardstick() -> None:
                 bursts.append(worker.yardstick(fault.repeat(case.id, len(bursts)) if fault else 1))

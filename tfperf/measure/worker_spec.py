@@ -20,7 +20,7 @@ def logical_gpu_memory_mb(case: Case, gpu_memory_bytes: int) -> int | None:
 def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memory_bytes: int
                 ) -> WorkerSpec:
     size = options.size
-    costs_up = options.cost_injection  # test-only
+    costs_up = options.faults.cost  # test-only
     return WorkerSpec(
         case=case.worker_axes(),
         workload_path=str(info.path),
@@ -35,7 +35,7 @@ def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memo
         file_layout=options.file_layout,
         cluster=options.cluster,
         faults=WorkerFaults(
-            retrace_round=1 if options.retrace_fault and options.retrace_fault in case.id
+            retrace_round=1 if options.faults.retrace and options.faults.retrace in case.id
             else None,
             compile_s=costs_up.compile_s if costs_up else 0.0,
             memory_mb=costs_up.memory_mb if costs_up else 0),
@@ -44,5 +44,5 @@ def worker_spec(options: WorkerOptions, case: Case, info: WorkloadInfo, gpu_memo
 
 def injected_fraction(options: WorkerOptions, case: Case) -> float:
     """Test-only (--perf-inject-slowdown): the share of a round's time added to this case's."""
-    injection = options.injection
+    injection = options.faults.slowdown
     return injection.fraction if injection and injection.pattern in case.id else 0.0

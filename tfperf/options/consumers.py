@@ -42,6 +42,19 @@ class YardstickFault:
 
 
 @dataclass(frozen=True)
+class Faults:
+    """The test-only faults and injections a session puts into its cases, each to prove that a
+    check catches it (options/faults.py declares them): one value, none by default."""
+
+    slowdown: Injection | None = None  # --perf-inject-slowdown: the gate and the A/B verdict
+    retrace: str | None = None  # --perf-retrace-fault: cases whose id contains it retrace once
+    yardstick: YardstickFault | None = None  # --perf-yardstick-fault: disturbed bursts
+    cost: CostInjection | None = None  # --perf-inject-cost: side B's costs raised
+    numerics: float = 0.0  # --perf-inject-numerics: side B's loss up by this many tolerances
+    xla: str | None = None  # --perf-xla-fault: a numerical fault in the XLA equivalence arm
+
+
+@dataclass(frozen=True)
 class WorkerOptions:
     """What every case's worker is told, whichever runner starts it (tfperf.measure.worker_spec)."""
 
@@ -53,10 +66,7 @@ class WorkerOptions:
     all_reduce: str
     file_layout: str
     cluster: str
-    retrace_fault: str | None = None
-    injection: Injection | None = None
-    yardstick_fault: YardstickFault | None = None
-    cost_injection: CostInjection | None = None
+    faults: Faults = Faults()
 
 
 @dataclass(frozen=True)
@@ -85,4 +95,3 @@ class CompareOptions:
     settings: ABSettings
     timeout_s: float
     tier: Tier
-    numerics_injection: float = 0.0  # test-only: side B's loss up by this many tolerances

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tfperf.options.consumers import CostInjection, Injection, YardstickFault
-from tfperf.options.values import positive_float
+from tfperf.numerics.compare import FAULTS as XLA_FAULTS
+from tfperf.options.consumers import CostInjection, Faults, Injection, YardstickFault
+from tfperf.options.values import one_of, positive_float
 
 
 def add(group: pytest.OptionGroup) -> None:
@@ -67,16 +68,15 @@ def slowdown(text: str) -> Injection:
     return Injection(positive_float("--perf-inject-slowdown", fraction), pattern)
 
 
-def parse(get: Callable[[str], Any]) -> dict[str, Any]:
-    """PerfOptions' fields for the faults given; a bad one raises ValueError with one line."""
-    return {
-        "injection": slowdown(get("perf_inject_slowdown"))
-        if get("perf_inject_slowdown") else None,
-        "retrace_fault": get("perf_retrace_fault") or None,
-        "cost_injection": cost_injection(get("perf_inject_cost")),
-        "numerics_injection": positive_float("--perf-inject-numerics",
-                                             get("perf_inject_numerics"))
-        if get("perf_inject_numerics") else 0.0,
-        "yardstick_fault": yardstick_fault(get("perf_yardstick_fault"))
+def parse(get: Callable[[str], Any]) -> Faults:
+    """The faults given; a bad one raises ValueError with one line."""
+    return Faults(
+        slowdown=slowdown(get("perf_inject_slowdown")) if get("perf_inject_slowdown") else None,
+        retrace=get("perf_retrace_fault") or None,
+        yardstick=yardstick_fault(get("perf_yardstick_fault"))
         if get("perf_yardstick_fault") else None,
-    }
+        cost=cost_injection(get("perf_inject_cost")),
+        numerics=positive_float("--perf-inject-numerics", get("perf_inject_numerics"))
+        if get("perf_inject_numerics") else 0.0,
+        xla=one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), XLA_FAULTS)
+        if get("perf_xla_fault") else None)

@@ -25,11 +25,9 @@ from tfperf.options import store_url as store_option
 from tfperf.options.ab import ABOptions
 from tfperf.options.consumers import (
     CompareOptions,
-    CostInjection,
-    Injection,
+    Faults,
     MeasureOptions,
     WorkerOptions,
-    YardstickFault,
 )
 from tfperf.options.plan import PlanOptions
 from tfperf.options.values import ON_OFF, one_of, percent, positive_float, positive_int
@@ -62,12 +60,7 @@ class PerfOptions:
     profile: tuple[str, ...] = ()  # cases whose id contains one of these are profiled
     profile_regressions: bool = False  # profile every case whose regression is confirmed
     profile_dir: Path = Path(".perf-results/profiles")
-    injection: Injection | None = None
-    retrace_fault: str | None = None  # test-only: cases whose id contains it retrace once
-    yardstick_fault: YardstickFault | None = None  # test-only: disturbed yardstick bursts
-    cost_injection: CostInjection | None = None  # test-only: side B's costs raised
-    numerics_injection: float = 0.0  # test-only: side B's loss changed, in tolerances
-    xla_fault: str | None = None  # test-only: a numerical fault in the XLA equivalence arm
+    faults: Faults = field(default_factory=Faults)  # test-only, every one
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
@@ -82,15 +75,13 @@ class PerfOptions:
 
     @property
     def compare(self) -> CompareOptions:
-        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier,
-                              self.numerics_injection)
+        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier)
 
     @property
     def worker(self) -> WorkerOptions:
         return WorkerOptions(self.size or MEASUREMENT[self.tier].size, self.batch_size,
                              self.warmup_rounds, self.steps_per_round, self.cache_dir,
-                             self.all_reduce, self.file_layout, self.cluster, self.retrace_fault,
-                             self.injection, self.yardstick_fault, self.cost_injection)
+                             self.all_reduce, self.file_layout, self.cluster, self.faults)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -277,9 +268,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
                                         get("perf_profile_regressions"), ON_OFF) == "on"
             if get("perf_profile_regressions") else tier is not Tier.SMOKE,
             profile_dir=folder("perf_profile_dir", "profiles"),
-            **faults.parse(get),
-            xla_fault=one_of("--perf-xla-fault", "fault", get("perf_xla_fault"), FAULTS)
-            if get("perf_xla_fault") else None,
+            faults=faults.parse(get),
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
             tensorflow=tensorflow_spec.parse(get),

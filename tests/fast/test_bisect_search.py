@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from tfperf.ab.verdict import Status
 from tfperf.bisect import levels, report, search
 from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
@@ -30,8 +31,9 @@ def _exact(speeds: list[float], unusable: frozenset[int] = frozenset(),
             return Unusable("does not build")
         ratio = speeds[candidate] / speeds[against]
         low, high = ratio - width, ratio + width
-        status = ("undecided" if (candidate, against) in undecided else "slower" if high < 1 - level.floor
-                  else "faster" if low > 1 + level.floor else "same")
+        status: Status = ("undecided" if (candidate, against) in undecided
+                          else "slower" if high < 1 - level.floor
+                          else "faster" if low > 1 + level.floor else "same")
         return Judged(status, ratio, low, high, 16, 1.0)
 
     return judge

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.suites import MakeSuite, worker_processes
-from tfperf.ground.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure, Cause
 from tfperf.processes import cluster, launcher, protocol
 from tfperf.worker.proofs import xla_proof, xla_trace
 
@@ -255,7 +255,7 @@ def test_mirrored_workers_prove_xla_by_their_own_compilations(make_suite: MakeSu
     assert worker_processes() == []
 
 
-def _failed(task: str, at: float, cause: str, message: str) -> launcher.TaskFailure:
+def _failed(task: str, at: float, cause: Cause, message: str) -> launcher.TaskFailure:
     return launcher.TaskFailure(task, at, CaseFailure(cause, message))
 
 

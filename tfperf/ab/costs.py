@@ -19,13 +19,17 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final, Literal
 
 from tfperf.ab.duet_types import SideRounds
 from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
 
-HIGHER, LOWER, SAME, UNDECIDED = "higher", "lower", "same", "undecided"
+CostStatus = Literal["higher", "lower", "same", "undecided"]
+HIGHER: Final = "higher"
+LOWER: Final = "lower"
+SAME: Final = "same"
+UNDECIDED: Final = "undecided"
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def per_duet(sides: Mapping[str, SideRounds]) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class CostVerdict:
     cost: Cost
-    status: str
+    status: CostStatus
     ratio: float | None  # B/A, the geometric mean over the duets
     low: float | None
     high: float | None
@@ -118,7 +122,7 @@ def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> Cost
     half = float(stats.t.ppf(1 - alpha / 2, len(logs) - 1)) * statistics.stdev(logs) \
         / math.sqrt(len(logs))
     ratio, low, high = math.exp(centre), math.exp(centre - half), math.exp(centre + half)
-    status = (HIGHER if low > 1 + floor else LOWER if high < 1 - floor
+    status: CostStatus = (HIGHER if low > 1 + floor else LOWER if high < 1 - floor
               else SAME if 1 - floor <= low and high <= 1 + floor else UNDECIDED)
     return CostVerdict(cost, status, ratio, low, high, len(pairs), floor, 1 - alpha, a_median,
                        b_median)

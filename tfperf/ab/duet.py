@@ -163,5 +163,6 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
         for role, used in busy.cores().items():
             cores[role].append(used)
         rate[name] = per_round[name] * turn / seconds
-    return Pair(duet, "".join(order), rate["A"], rate["B"], time.monotonic() - first, turn,
+    return Pair(duet, "AB" if order == ("A", "B") else "BA", rate["A"], rate["B"],
+                time.monotonic() - first, turn,
                 yardsticks["A"], yardsticks["B"], _mean(cores["active"]), _mean(cores["idle"]))

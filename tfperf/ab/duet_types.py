@@ -6,7 +6,7 @@ other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tfperf.ab.verdict import Verdict
 from tfperf.measure.figures import Measured
@@ -31,7 +31,7 @@ class Side:
 @dataclass(frozen=True)
 class Pair:
     duet: int
-    order: str  # "AB": A's round ran first
+    order: Literal["AB", "BA"]  # "AB": A's round ran first
     a_rate: float  # examples/s
     b_rate: float
     at_s: float  # since the first pair began

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from tfperf.cases.matrix import Case
 from tfperf.equivalence.arms import ArmResult, ArmRunner
@@ -31,13 +31,15 @@ from tfperf.numerics.compare import ArmSpec
 from tfperf.numerics.tolerances import Tolerance, tolerance
 from tfperf.processes.runtime import Runtime
 
-SAME, DIFFER = "same", "differ"
+NumericsStatus = Literal["same", "differ"]
+SAME: Final = "same"
+DIFFER: Final = "differ"
 SIZE, BATCH, STEPS = "tiny", 8, MAX_STEPS
 
 
 @dataclass(frozen=True)
 class NumericsVerdict:
-    status: str  # same or differ
+    status: NumericsStatus
     problems: list[str]  # what is beyond the tolerance, one line each
     loss: float  # the largest relative difference of a step's loss
     loss_step: int

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -42,7 +42,12 @@ from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
 from tfperf.options.ab_settings import BONFERRONI, DUETS, SPENDING, ABSettings
 
-SLOWER, FASTER, SAME, UNDECIDED = "slower", "faster", "same", "undecided"
+# What a verdict can say: a Literal, so that a misspelt status is a type error.
+Status = Literal["slower", "faster", "same", "undecided"]
+SLOWER: Final = "slower"
+FASTER: Final = "faster"
+SAME: Final = "same"
+UNDECIDED: Final = "undecided"
 
 
 def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
@@ -75,7 +80,7 @@ def confidence_at(settings: ABSettings, pairs: int, fit: Fit | None = None) -> f
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str
+    status: Status
     ratio: float  # B over A: below 1, B is slower
     low: float
     high: float
@@ -129,7 +134,7 @@ class Verdict:
         return f"undecided: {said}; kept open by {self.kept_open_by()}; it would need {more}"
 
 
-def _status(low: float, high: float, floor: float) -> str:
+def _status(low: float, high: float, floor: float) -> Status:
     if high < 1 - floor:
         return SLOWER
     if low > 1 + floor:

@@ -24,32 +24,37 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
-from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED
+from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED, Status
 from tfperf.bisect import levels
 from tfperf.bisect.levels import Level
 
-CONFIRM, BISECT, OTHER_HALF = "confirm", "bisect", "other half"
+Role = Literal["confirm", "bisect", "other half", "each"]
+CONFIRM: Final = "confirm"
+BISECT: Final = "bisect"
+OTHER_HALF: Final = "other half"
 # The confirmation's first look (tfperf-bisect's --confirm-pairs default): the steps' floor is
 # half the slowdown its interval admits, so it measures more than a step.
 CONFIRM_PAIRS = 128
-# How a bisection ended.
-FOUND = "found"  # neighbours: the culprit and the last good
-NOT_APART = "ends not apart"  # the bad end is not slower than the good one
-UNSPLIT = "undecided"  # a step could not tell: the range it stopped at
-SKIPPED_ALL = "skipped"  # every candidate inside the range was skipped
-OUT_OF_TIME = "out of time"  # the budget ran out: the range so far
-END_FAILED = "end failed"  # an end itself could not be built or measured
-SCANNED = "scanned"  # --each: every candidate against the one before it
-EACH = "each"
+# How a bisection ended ("" while it runs).
+Outcome = Literal["", "found", "ends not apart", "undecided", "skipped", "out of time",
+                  "end failed", "scanned"]
+FOUND: Final = "found"  # neighbours: the culprit and the last good
+NOT_APART: Final = "ends not apart"  # the bad end is not slower than the good one
+UNSPLIT: Final = "undecided"  # a step could not tell: the range it stopped at
+SKIPPED_ALL: Final = "skipped"  # every candidate inside the range was skipped
+OUT_OF_TIME: Final = "out of time"  # the budget ran out: the range so far
+END_FAILED: Final = "end failed"  # an end itself could not be built or measured
+SCANNED: Final = "scanned"  # --each: every candidate against the one before it
+EACH: Final = "each"
 
 
 @dataclass(frozen=True)
 class Judged:
     """One step's A/B of a candidate (side B) against a good end (side A)."""
 
-    verdict: str  # slower, same, faster or undecided
+    verdict: Status
     ratio: float  # B/A
     low: float
     high: float
@@ -74,7 +79,7 @@ Judge = Callable[[int, int, Level], Result]
 
 @dataclass(frozen=True)
 class Step:
-    role: str  # confirm or bisect
+    role: Role
     candidate: int
     against: int
     level: Level
@@ -86,7 +91,7 @@ class Bisection:
     count: int  # candidates, both ends included
     planned: int  # the verdicts the levels were planned for
     steps: list[Step] = field(default_factory=list)
-    outcome: str = ""
+    outcome: Outcome = ""
     good: int = 0  # the range the culprit lies in: (good, bad]
     bad: int = 0
     floor: float = 0.0  # the steps' floor after the confirmation
@@ -133,7 +138,7 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
     found = Bisection(count, levels.planned_verdicts(count), good=0, bad=count - 1)
     decided = 0  # verdicts asked for so far: each spends a share of the error
 
-    def ask(role: str, candidate: int, against: int, step_floor: float,
+    def ask(role: Role, candidate: int, against: int, step_floor: float,
             min_pairs: int | None = None) -> Result:
         nonlocal decided
         level = Level(step_floor, levels.step_alpha(decided + 1, found.planned, error), min_pairs)

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import session_file, session_report
-from tfperf.ground.failures import CAUSES, CaseFailure
+from tfperf.ground.failures import CaseFailure, cause_of
 from tfperf.storage import formats, schemas, session_files, stored_runs, tables
 from tfperf.storage.errors import StoreError
 from tfperf.storage.files import read_json
-from tfperf.storage.results_store import ResultsStore, SessionRow
+from tfperf.storage.results_store import ResultsStore, SessionKind, SessionRow
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Kept:
 
     @property
     def session(self) -> SessionRow:
-        kind = "ab" if self.data["format"] == formats.AB_FORMAT else "measured"
+        kind: SessionKind = "ab" if self.data["format"] == formats.AB_FORMAT else "measured"
         started = min((r["when"] for r in self.data.get("runs", [])),
                       default=str(self.data.get("when", "")))
         return SessionRow(str(self.data["session"]), kind, str(self.data["tier"]),
@@ -75,8 +75,7 @@ def _ab_failure(case: dict[str, Any]) -> CaseFailure | None:
     failure = case.get("failure")
     if not failure:
         return None
-    cause = failure["cause"] if failure["cause"] in CAUSES else "error"
-    return CaseFailure(cause, str(failure["message"]))
+    return CaseFailure(cause_of(str(failure["cause"])), str(failure["message"]))
 
 
 def write(store: ResultsStore, kept: Kept) -> int:

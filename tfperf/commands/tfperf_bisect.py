@@ -257,7 +257,7 @@ def _keep(doc: dict[str, Any], store_url: str | None, history: Path) -> str:
         labels = [str(c["label"]) for c in doc["candidates"]]
         store.add_bisect(BisectRow(
             str(doc["id"]), str(doc["when"]), str(doc["machine_key"]), str(doc["case_id"]),
-            str(doc["kind"]), str(doc["outcome"]),
+            "commits" if doc["kind"] == "commits" else "tensorflow", str(doc["outcome"]),
             labels[culprit] if isinstance(culprit, int) else None,
             labels[good] if doc["outcome"] == search.FOUND and isinstance(good, int) else None,
             doc))

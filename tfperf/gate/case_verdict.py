@@ -7,11 +7,11 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from tfperf.gate import statistics
 from tfperf.gate.rules import GateRules, Waiver
-from tfperf.gate.statistics import METRICS, GateSettings, MetricVerdict
+from tfperf.gate.statistics import METRICS, GateSettings, MetricStatus, MetricVerdict
 from tfperf.storage.baselines import BaselineStore, Entry
 from tfperf.storage.session_files import Run
 from tfperf.storage.stored_runs import StoredRuns
@@ -19,8 +19,10 @@ from tfperf.storage.stored_runs import StoredRuns
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.
 EXCLUDED_VERDICTS = (statistics.REGRESSION, "waived", "throttled")
-FINGERPRINT_DIFFERS = "fingerprint differs"
-THROTTLED = "throttled"
+FINGERPRINT_DIFFERS: Final = "fingerprint differs"
+THROTTLED: Final = "throttled"
+# A case's verdict: one of its figures' statuses, or one of the case as a whole.
+CaseStatus = MetricStatus | Literal["waived", "throttled", "fingerprint differs"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class CaseGate:
     run: Run
     verdicts: tuple[MetricVerdict, ...]
     history: tuple[Run, ...]
-    status: str
+    status: CaseStatus
     fingerprint_note: str = ""
     soft_note: str = ""
     waiver: Waiver | None = None
@@ -99,7 +101,7 @@ def assess(run: Run, sources: Sources, rules: GateRules, settings: GateSettings)
     """The first look: each figure judged against the history; flagged ones await confirmation."""
     history, hard_note, soft_note = comparable(run, sources, settings.history_limit)
     if not history:
-        status = FINGERPRINT_DIFFERS if hard_note else statistics.NO_HISTORY
+        status: CaseStatus = FINGERPRINT_DIFFERS if hard_note else statistics.NO_HISTORY
         return CaseGate(run, (), (), status, hard_note, soft_note)
     baseline = sources.entry.cases.get(run.case_id) if sources.entry else None
     verdicts = []
@@ -134,7 +136,7 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
                                    settings) if value is not None else replace(
                 verdict, status=statistics.NOT_CONFIRMED, note="the re-run did not measure it")
         verdicts.append(verdict)
-    status = _overall(verdicts)
+    status: CaseStatus = _overall(verdicts)
     waiver, waiver_note = None, ""
     if status == statistics.REGRESSION:
         confirmed = [v for v in verdicts if v.status == statistics.REGRESSION]
@@ -151,7 +153,7 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
                    waiver_note=waiver_note)
 
 
-def _overall(verdicts: Sequence[MetricVerdict]) -> str:
+def _overall(verdicts: Sequence[MetricVerdict]) -> MetricStatus:
     statuses = {v.status for v in verdicts}
     for status in (statistics.REGRESSION, statistics.FLAGGED, statistics.NOT_CONFIRMED, statistics.FASTER):
         if status in statuses:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Final, Literal
 
 import numpy as np
 
@@ -56,14 +57,21 @@ METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
            Metric("compile_cpu_s", "compile time", False, "compile_floors"))
 FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
-OK, FLAGGED, REGRESSION, NOT_CONFIRMED, FASTER, NO_HISTORY = (
-    "ok", "flagged", "regression", "not confirmed", "faster: baseline stale", "no history")
+# What one figure's verdict can say: a Literal, so that a misspelt status is a type error.
+MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster: baseline stale",
+                       "no history"]
+OK: Final = "ok"
+FLAGGED: Final = "flagged"
+REGRESSION: Final = "regression"
+NOT_CONFIRMED: Final = "not confirmed"
+FASTER: Final = "faster: baseline stale"
+NO_HISTORY: Final = "no history"
 
 
 @dataclass(frozen=True)
 class MetricVerdict:
     metric: Metric
-    status: str
+    status: MetricStatus
     now: float
     baseline: float | None = None  # the history's median
     change: float | None = None  # now over baseline, minus one
@@ -125,7 +133,7 @@ def judge(metric: Metric, now: float, history: Sequence[float], settings: GateSe
         slower = -sign * change > effect
         faster = sign * change > effect
         band_half = effect * abs(baseline)
-    status = FLAGGED if slower else FASTER if faster else OK
+    status: MetricStatus = FLAGGED if slower else FASTER if faster else OK
     return MetricVerdict(metric, status, now, baseline, change, z, effect, method,
                          (baseline - band_half, baseline + band_half))
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-CAUSES = (
+from typing import Literal, get_args
+
+# A Literal, so that a misspelt cause is a type error, not a silent new one.
+Cause = Literal[
     "crash",  # the worker died of a signal or exited without saying why
     "out_of_memory",
     "timeout",
@@ -17,17 +20,23 @@ CAUSES = (
     "slower",  # an A/B comparison found side B slower than side A beyond its floor
     "costs_more",  # an A/B comparison found side B compiling longer or taking more memory
     "numerics_differ",  # an A/B comparison found side B training to other numbers
-)
+]
+CAUSES: tuple[Cause, ...] = get_args(Cause)
+
+
+def cause_of(text: str) -> Cause:
+    """A cause read from outside the process (a worker's message, a kept file): `error` where
+    it names none of the causes."""
+    return next((cause for cause in CAUSES if cause == text), "error")
 
 # Failures that are an A/B comparison's findings, not errors: the case ran to its verdicts, so
 # its speed verdict stands beside them (a bisection follows speed through a costlier commit).
-AB_FINDINGS = frozenset({"slower", "numerics_differ", "costs_more"})
+AB_FINDINGS: frozenset[Cause] = frozenset({"slower", "numerics_differ", "costs_more"})
 
 
 class CaseFailure(Exception):
-    def __init__(self, cause: str, message: str, log_tail: str = "", phase: str = "",
+    def __init__(self, cause: Cause, message: str, log_tail: str = "", phase: str = "",
                  log_path: str = "") -> None:
-        assert cause in CAUSES, cause
         super().__init__(f"{cause}: {message}")
         self.cause = cause
         self.message = message

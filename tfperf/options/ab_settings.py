@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Final, Literal
 
 import numpy as np
 
 # How a case is judged (tfperf.ab.verdict's docstring): duets as units, or (sessions kept
 # before) independent pairs with alpha spent by the pairs, or alpha / K at each of K looks.
-DUETS, SPENDING, BONFERRONI = "duets", "spending", "bonferroni"
+LookRule = Literal["duets", "spending", "bonferroni"]
+DUETS: Final = "duets"
+SPENDING: Final = "spending"
+BONFERRONI: Final = "bonferroni"
 LOOK_RULES = (DUETS, SPENDING, BONFERRONI)
 
 
@@ -41,7 +45,7 @@ class ABSettings:
     steps_per_round: int = 2
 
     # How a case is judged (LOOK_RULES): see the module's docstring.
-    look_rule: str = DUETS
+    look_rule: LookRule = DUETS
     # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
     # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
     # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tfperf.ground.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure, cause_of
 from tfperf.processes import protocol, warm_start
 from tfperf.processes.runtime import CURRENT, Runtime
 
@@ -185,7 +185,7 @@ class Worker:
             self.phase = message["phase"]
         if message["kind"] == protocol.FAILED:
             phase = message.get("phase") or self.phase
-            raise CaseFailure(message["failure"], f"{message['message']} (while {phase})",
+            raise CaseFailure(cause_of(message["failure"]), f"{message['message']} (while {phase})",
                               _tail(self.log_path), phase, str(self.log_path))
         return message
 

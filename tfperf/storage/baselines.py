@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tfperf.storage import schemas
 from tfperf.storage.errors import StoreError
@@ -41,7 +41,7 @@ class Entry:
     when: str
     commit: str
     reason: str
-    kind: str  # refresh or rollback
+    kind: Literal["refresh", "rollback"]
     cases: Mapping[str, CaseBaseline]
     marked: tuple[str, ...] = ()  # cases whose history restarted with this entry
     rollback_of: int | None = None

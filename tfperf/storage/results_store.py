@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
 from tfperf.storage import database, tables
 from tfperf.storage.errors import StoreUnavailable
 
+SessionKind = Literal["measured", "ab"]
+
 
 @dataclass(frozen=True)
 class SessionRow:
     id: str
-    kind: str  # "measured" or "ab"
+    kind: SessionKind
     tier: str
     machine_key: str
     commit: str
@@ -57,7 +59,7 @@ class BisectRow:
     when: str
     machine_key: str
     case_id: str
-    kind: str  # "tensorflow" or "commits"
+    kind: Literal["tensorflow", "commits"]
     outcome: str
     culprit: str | None
     last_good: str | None

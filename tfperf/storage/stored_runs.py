@@ -9,7 +9,13 @@ from typing import Any
 
 from tfperf.ground.failures import CaseFailure
 from tfperf.storage import session_files
-from tfperf.storage.results_store import ABCaseRow, FailureRow, ResultsStore, SessionRow
+from tfperf.storage.results_store import (
+    ABCaseRow,
+    FailureRow,
+    ResultsStore,
+    SessionKind,
+    SessionRow,
+)
 from tfperf.storage.session_files import Run
 
 # How much of a failed case's log the store keeps: enough to read the error without the file.
@@ -35,7 +41,7 @@ class StoredRuns:
             machine_key=self.machine_key, exclude_session=self.exclude_session)]
 
 
-def session_row(session: str, kind: str, tier: str, machine_key: str) -> SessionRow:
+def session_row(session: str, kind: SessionKind, tier: str, machine_key: str) -> SessionRow:
     return SessionRow(session, kind, tier, machine_key, session_files.commit(), session_files.now())
 
 
@@ -87,7 +93,7 @@ class Keeper:
         self.row = row
 
     @classmethod
-    def of(cls, store: ResultsStore, session: str, kind: str, tier: str, key: str) -> Keeper:
+    def of(cls, store: ResultsStore, session: str, kind: SessionKind, tier: str, key: str) -> Keeper:
         return cls(store, session_row(session, kind, tier, key))
 
     def runs(self, runs: Iterable[Run],

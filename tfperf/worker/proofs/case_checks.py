@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfperf.ground.failures import Cause
+
 
 class NonFiniteLoss(Exception):
     pass
@@ -14,7 +16,7 @@ class ConfigurationError(Exception):
     """The case did not run as named (devices, replicas): its figures would be mislabelled."""
 
 
-def classify(error: BaseException, phase: str) -> str:
+def classify(error: BaseException, phase: str) -> Cause:
     import tensorflow as tf
 
     if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):

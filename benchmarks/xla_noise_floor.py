@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from tfperf.equivalence.arms import ArmRunner
+from tfperf.equivalence.arms import ArmWorkers
 from tfperf.numerics.compare import ArmSpec, Differences, differences
 from tfperf.workload import load_module
 
@@ -56,7 +56,7 @@ def main() -> None:
     print(f"{'workload':10} {'fmt':4} {'precision':10} seed | order floor (loss grad w) | "
           "float64 floor (loss grad w) | jit vs off | auto vs off")
     with tempfile.TemporaryDirectory() as tmp:
-        runner = ArmRunner(Path(tmp), Path(tmp), timeout_s=900, gpu=False)
+        runner = ArmWorkers(Path(tmp), Path(tmp), timeout_s=900, gpu=False)
         try:
             for path in paths:
                 workload = load_module(path)

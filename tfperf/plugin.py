@@ -13,7 +13,7 @@ import pytest
 
 from tfperf.cases import matrix, requirements, xla_modes
 from tfperf.equivalence import hypothesis_profiles
-from tfperf.equivalence.arms import ArmRunner
+from tfperf.equivalence.arms import ArmWorkers
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.ground import project
 from tfperf.ground.machine import detect
@@ -23,7 +23,7 @@ from tfperf.plan import session_plan
 from tfperf.processes import warm_start
 from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
 from tfperf.storage import session_files
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 
 SESSION = pytest.StashKey[PerfSession]()
 
@@ -112,7 +112,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             lambda: perf.stored_runs().all(), options.workloads_dir)
         plan = perf.plan = session_plan.make(list(cased.values()), perf.workloads(),
                                              perf.machine, planning, perf.log_dir)
-    except StoreError as error:
+    except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     for item, case in cased.items():
         if case in plan.left_out:
@@ -141,7 +141,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def xla_equivalence(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                     ) -> Iterator[EquivalenceCheck]:
     perf = request.config.stash[SESSION]
-    arms = ArmRunner(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
+    arms = ArmWorkers(tmp_path_factory.mktemp("xla-arms"), perf.log_dir, perf.options.timeout_s,
                      bool(perf.machine.gpus), perf.runtime)
     perf.equivalence = EquivalenceCheck.for_session(
         arms, perf.workloads(), perf.options.only, perf.options.faults.xla,

@@ -27,7 +27,7 @@ from tfperf.processes import session_runtimes
 from tfperf.processes.environments import SpecError
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.storage import session_files
-from tfperf.storage.errors import StoreError, StoreUnavailable
+from tfperf.storage.errors import StorageError, StoreUnavailable
 from tfperf.storage.results_store import ResultsStore
 from tfperf.storage.stored_runs import StoredRuns
 from tfperf.workload import WorkloadError, WorkloadInfo
@@ -171,7 +171,7 @@ def start(session: pytest.Session, perf: PerfSession) -> None:
     try:
         rules = gate_rules.load(baselines)
         sources = Sources.load(baselines, key, perf.stored_runs())
-    except (StoreError, gate_rules.RulesError) as error:
+    except (StorageError, gate_rules.RulesError) as error:
         raise pytest.UsageError(str(error)) from None
     perf.progress = _progress(session, perf)
     if perf.runner is not None:

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.storage.baselines import BaselineStore
-from tfperf.storage.errors import StoreError
+from tfperf.storage.baselines import BaselineEntries
+from tfperf.storage.errors import StorageError
 from tfperf.storage.files import write_new
 
 
 def test_a_stored_file_is_never_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "0001.json"
     write_new(path, {"a": 1})
-    with pytest.raises(StoreError, match="already exists; stored files are never overwritten"):
+    with pytest.raises(StorageError, match="already exists; stored files are never overwritten"):
         write_new(path, {"a": 2})
     assert json.loads(path.read_text()) == {"a": 1}
 
@@ -42,17 +42,17 @@ ENTRY = ('{"format": "tfperf-baseline/1", "version": 1, "who": "me", "when": "20
 ])
 def test_a_broken_entry_is_named_not_skipped(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "0001.json").write_text(text)
-    with pytest.raises(StoreError) as error:
-        BaselineStore(tmp_path).active()
+    with pytest.raises(StorageError) as error:
+        BaselineEntries(tmp_path).active()
     assert str(tmp_path / "0001.json") in str(error.value) and message in str(error.value)
 
 
 def test_rolling_back_to_a_missing_entry_lists_the_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match=r"no baseline entry 7 in .*; entries: none"):
-        BaselineStore(tmp_path).entry(7)
+    with pytest.raises(StorageError, match=r"no baseline entry 7 in .*; entries: none"):
+        BaselineEntries(tmp_path).entry(7)
 
 
 def test_a_valid_entry_reads_back(tmp_path: Path) -> None:
     (tmp_path / "0001.json").write_text(ENTRY)
-    active = BaselineStore(tmp_path).active()
+    active = BaselineEntries(tmp_path).active()
     assert active is not None and active.cases["c"].runs[0].round_examples_per_sec == (10, 11)

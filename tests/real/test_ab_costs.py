@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.suites import MakeSuite
 from tfperf.ab import costs
 from tfperf.bisect.search import Judged
-from tfperf.bisect.step_runner import Selection, StepRunner
+from tfperf.bisect.step_sessions import Selection, StepSessions
 
 CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
         "fp32 and synthetic and prep_host")
@@ -70,7 +70,7 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
                                  "floor: compile time: higher, B/A *"])
     # A bisection step that ends so still follows speed: a costlier commit is not skipped.
     (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    step = StepRunner(suite.path, suite.path / ".perf-results", suite.path / "logs",
+    step = StepSessions(suite.path, suite.path / ".perf-results", suite.path / "logs",
                       Selection("", case["case_id"], ()), "b", lambda _: None)
     judged = step._read(found.stem, subprocess.CompletedProcess([], 1, "", ""), 1.0,
                         Path("step.log"))

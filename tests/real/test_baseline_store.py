@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tfperf.storage.baselines import BaselineStore
+from tfperf.storage.baselines import BaselineEntries
 
 # Each writer process appends entries that record which writer and which of its writes they
 # are, and carry the cases of the entry they were built on plus one of their own: a lost
@@ -17,10 +17,10 @@ from tfperf.storage.baselines import BaselineStore
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tfperf.storage.baselines import BaselineStore, CaseBaseline, Entry
+    from tfperf.storage.baselines import BaselineEntries, CaseBaseline, Entry
 
     folder, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    store = BaselineStore(folder)
+    store = BaselineEntries(folder)
     for i in range(count):
         def make(current, version):
             cases = dict(current.cases) if current else {}
@@ -35,7 +35,7 @@ def test_concurrent_refreshes_take_turns_and_lose_nothing(tmp_path: Path) -> Non
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(folder), f"w{n}", "15"])
                for n in range(4)]
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
-    entries = BaselineStore(folder).entries()
+    entries = BaselineEntries(folder).entries()
     assert [e.version for e in entries] == list(range(1, 61))
     # The last entry holds every writer's every case: no write was built on a stale entry.
     assert sorted(entries[-1].cases) == sorted(f"w{n}-{i}" for n in range(4) for i in range(15))

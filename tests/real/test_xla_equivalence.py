@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite, worker_processes
-from tfperf.equivalence.arms import ArmRunner
+from tfperf.equivalence.arms import ArmWorkers
 from tfperf.numerics.compare import ArmSpec
 
 PROPERTY = "perf/test_xla_equivalence.py"
@@ -117,7 +117,7 @@ def test_arms_that_train_at_once_from_different_weights_are_trained_again_from_t
 def test_an_xla_arm_compiles_its_forward_and_gradient_once(tmp_path: Path) -> None:
     # Its first-step gradients come from the executable its steps train with: no second
     # compilation of the same function for them.
-    runner = ArmRunner(tmp_path, tmp_path, timeout_s=300, gpu=False)
+    runner = ArmWorkers(tmp_path, tmp_path, timeout_s=300, gpu=False)
     try:
         result = runner.run(ArmSpec(**json.loads(example(steps=2))), TEST_WORKLOADS / "tinycnn.py")
     finally:

@@ -19,7 +19,7 @@ from tfperf.processes.runtime import Runtime
 
 
 class Processes(Protocol):
-    """A started worker or cluster, as tfperf.processes.runner.Worker and launcher.Cluster."""
+    """A started worker or cluster, as tfperf.processes.worker_process.Worker and launcher.Cluster."""
 
     @property
     def pids(self) -> list[int]: ...

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from tfperf.cases.matrix import Case
-from tfperf.equivalence.arms import ArmResult, ArmRunner
+from tfperf.equivalence.arms import ArmResult, ArmWorkers
 from tfperf.equivalence.check import MAX_STEPS
 from tfperf.ground.failures import CaseFailure
 from tfperf.numerics import compare
@@ -103,14 +103,14 @@ class NumericsCheck:
         self.work_dir = work_dir
         self.log_dir = log_dir
         self.timeout_s = timeout_s
-        self._runners: dict[tuple[str, bool], ArmRunner] = {}
+        self._runners: dict[tuple[str, bool], ArmWorkers] = {}
 
-    def _runner(self, side: str, gpu: bool) -> ArmRunner:
+    def _runner(self, side: str, gpu: bool) -> ArmWorkers:
         key = (side, gpu)
         if key not in self._runners:
             folder = self.work_dir / f"{side}-{'gpu' if gpu else 'cpu'}"
             folder.mkdir(parents=True, exist_ok=True)
-            self._runners[key] = ArmRunner(folder, self.log_dir, self.timeout_s, gpu,
+            self._runners[key] = ArmWorkers(folder, self.log_dir, self.timeout_s, gpu,
                                            self.runtimes[side], f"ab-numerics-side-{side}")
         return self._runners[key]
 

@@ -22,7 +22,7 @@ from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import BadRange, nightly_date
 from tfperf.storage import schemas
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 
 
 def slower_cases(ab: dict[str, Any]) -> list[str]:
@@ -61,7 +61,7 @@ def run(ab_file: Path, days: int, budget_s: float | None, dry_run: bool,
         data = json.loads(ab_file.read_text())
         schemas.validate(data, session_file.SCHEMA, ab_file, "tfperf A/B session file")
         cases, common = slower_cases(data), bisect_args(data, days)
-    except (OSError, ValueError, StoreError) as error:
+    except (OSError, ValueError, StorageError) as error:
         print(f"tfperf-bisect: {error}", file=sys.stderr)
         return 2
     if not cases:

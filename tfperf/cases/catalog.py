@@ -23,7 +23,7 @@ from tfperf.ground.failures import CaseFailure
 from tfperf.ground.tiers import Tier
 from tfperf.processes import protocol
 from tfperf.processes.process_setup import claim_stdout, without_plotting
-from tfperf.processes.runner import Worker
+from tfperf.processes.worker_process import Worker
 from tfperf.workload import WorkloadError, WorkloadInfo, discover
 
 CATALOG = "catalog"

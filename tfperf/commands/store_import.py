@@ -13,7 +13,7 @@ from typing import Any
 from tfperf.ab import session_file, session_report
 from tfperf.ground.failures import CaseFailure, cause_of
 from tfperf.storage import formats, schemas, session_files, stored_runs, tables
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore, SessionKind, SessionRow
 
@@ -49,12 +49,12 @@ def _files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise StoreError(f"{path}: no such file or folder")
+            raise StorageError(f"{path}: no such file or folder")
     return found
 
 
 def read(paths: Iterable[Path]) -> Found:
-    """Every kept file under `paths`, checked against its format's schema: StoreError, naming
+    """Every kept file under `paths`, checked against its format's schema: StorageError, naming
     the file, at the first one that is broken."""
     found = Found()
     for path in _files(paths):

@@ -20,7 +20,7 @@ from tfperf.ab.verdict import SLOWER
 from tfperf.commands import arguments
 from tfperf.ground import project
 from tfperf.storage import schemas
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 
 
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data = read_json(args.session)
         schemas.validate(data, session_file.SCHEMA, args.session, "tfperf A/B session file")
-    except StoreError as error:
+    except StorageError as error:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2
     settings = session_report.settings_of(data, args.floor)

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfperf.bisect import after_ab, git_commits, github_issue, report, search, step_runner
+from tfperf.bisect import after_ab, git_commits, github_issue, report, search, step_sessions
 from tfperf.bisect import candidates as candidate_lists
 from tfperf.bisect.candidates import BadRange, Candidate
 from tfperf.bisect.levels import Level
-from tfperf.bisect.step_runner import StepError, StepRunner
+from tfperf.bisect.step_sessions import StepError, StepSessions
 from tfperf.commands import arguments
 from tfperf.ground import project
 from tfperf.options import declared
@@ -180,7 +180,7 @@ def _bisect(argv: Sequence[str] | None) -> int:
             except BadRange as error:
                 raise ValueError(str(error)) from None
 
-        selection = step_runner.select(layout.root, args.tests, pytest_args,
+        selection = step_sessions.select(layout.root, args.tests, pytest_args,
                                        workloads_of(found_candidates[-1]))
     except (BadRange, ValueError) as error:
         print(f"tfperf-bisect: {error}", file=sys.stderr)
@@ -188,7 +188,7 @@ def _bisect(argv: Sequence[str] | None) -> int:
     print(f"tfperf-bisect {bisect_id}: {selection.case_id}, {len(found_candidates)} candidates "
           f"from {found_candidates[0].label} (good) to {found_candidates[-1].label} (bad)")
     logs = layout.results / "logs" / "bisect" / bisect_id
-    runner = StepRunner(layout.root, layout.results, logs, selection, bisect_id, workloads_of,
+    runner = StepSessions(layout.root, layout.results, logs, selection, bisect_id, workloads_of,
                         args.step_timeout, args.pairs)
 
     def judge(candidate: int, good: int, level: Level) -> search.Result:

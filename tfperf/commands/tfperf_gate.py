@@ -22,7 +22,7 @@ from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings
 from tfperf.storage import database, session_files
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore
 from tfperf.storage.stored_runs import StoredRuns
@@ -59,11 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = session_files.read_session(args.session, data)
         key = data.get("machine_key")
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
-            raise StoreError(f"{args.session} has no valid machine_key")
+            raise StorageError(f"{args.session} has no valid machine_key")
         rules = gate_rules.load(args.baselines)
         store = ResultsStore.open(database.chosen_url(args.store, args.history))
         sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"])))
-    except (StoreError, gate_rules.RulesError) as error:
+    except (StorageError, gate_rules.RulesError) as error:
         print(f"tfperf-gate: {error}", file=sys.stderr)
         if store is not None:
             store.close()

@@ -31,8 +31,8 @@ from tfperf.gate.baseline_entry import diff, refreshed
 from tfperf.gate.statistics import GateSettings, relative_sigma
 from tfperf.ground.machine import detect
 from tfperf.storage import database, session_files
-from tfperf.storage.baselines import BaselineStore, CaseBaseline, Entry
-from tfperf.storage.errors import StoreError
+from tfperf.storage.baselines import BaselineEntries, CaseBaseline, Entry
+from tfperf.storage.errors import StorageError
 from tfperf.storage.results_store import ResultsStore
 from tfperf.storage.session_files import Run
 from tfperf.storage.stored_runs import StoredRuns
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         given.add("store")
     key = detect().key()
     folder = args.baselines / key / "entries"
-    store = BaselineStore(folder)
+    store = BaselineEntries(folder)
     kept: Path | None = args.sessions_from
     try:
         if args.list:
@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tfperf-refresh: the sessions are kept in {kept} (--sessions-from)",
                   file=sys.stderr)
         return 1
-    except StoreError as error:
+    except StorageError as error:
         print(f"tfperf-refresh: {error}", file=sys.stderr)
         return 2
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from tfperf.commands import arguments
 from tfperf.commands import store_import as importer
 from tfperf.storage import database
-from tfperf.storage.errors import StoreError, StoreUnavailable
+from tfperf.storage.errors import StorageError, StoreUnavailable
 from tfperf.storage.results_store import ResultsStore
 
 
@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"{store.where}: schema at {database.head()}")
         return 0
-    except StoreError as error:
+    except StorageError as error:
         print(f"tfperf-store: {error}", file=sys.stderr)
         return 2
     finally:

@@ -18,8 +18,8 @@ from pathlib import Path
 from tfperf.cases import xla_modes
 from tfperf.numerics.compare import ArmSpec, Trajectory
 from tfperf.processes import protocol
-from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import CURRENT, Runtime
+from tfperf.processes.worker_process import Worker
 
 
 @dataclass
@@ -44,7 +44,7 @@ class PendingArm:
     worker: Worker
 
 
-class ArmRunner:
+class ArmWorkers:
     def __init__(self, work_dir: Path, log_dir: Path, timeout_s: float, gpu: bool,
                  runtime: Runtime = CURRENT, log_name: str = "xla-equivalence") -> None:
         self.runtime = runtime  # the TensorFlow under test

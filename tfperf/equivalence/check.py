@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from tfperf.equivalence.arms import ArmResult, ArmRunner
+from tfperf.equivalence.arms import ArmResult, ArmWorkers
 from tfperf.numerics.compare import ArmSpec, Differences, differences, problems, same_start
 from tfperf.numerics.tolerances import tolerance
 from tfperf.workload import WorkloadInfo
@@ -33,7 +33,7 @@ class EquivalenceFailure(AssertionError):
 
 @dataclass
 class EquivalenceCheck:
-    runner: ArmRunner
+    runner: ArmWorkers
     workloads: Mapping[str, WorkloadInfo]
     device: str
     # Precisions drawn on this device; on CPU mixed_fp16 is left out: without XLA it trains
@@ -53,7 +53,7 @@ class EquivalenceCheck:
 
 
     @classmethod
-    def for_session(cls, arms: ArmRunner, workloads: Mapping[str, WorkloadInfo],
+    def for_session(cls, arms: ArmWorkers, workloads: Mapping[str, WorkloadInfo],
                     only: Mapping[str, tuple[str, ...]], xla_fault: str | None,
                     xla_example: ArmSpec | None, cpu_avx512: bool = True) -> EquivalenceCheck:
         """The session's check: its workloads (those --perf-only names), on the first GPU

@@ -12,7 +12,7 @@ from typing import Any, Final, Literal
 from tfperf.gate import statistics
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricStatus, MetricVerdict
-from tfperf.storage.baselines import BaselineStore, Entry
+from tfperf.storage.baselines import BaselineEntries, Entry
 from tfperf.storage.session_files import Run
 from tfperf.storage.stored_runs import StoredRuns
 
@@ -37,8 +37,8 @@ class Sources:
     @classmethod
     def load(cls, baselines: Path, key: str, stored: StoredRuns) -> Sources:
         """The baseline entry is read whole before any case runs: a broken one raises
-        StoreError, naming the file."""
-        return cls(BaselineStore(baselines / key / "entries").active(), stored=stored)
+        StorageError, naming the file."""
+        return cls(BaselineEntries(baselines / key / "entries").active(), stored=stored)
 
     def runs_of(self, case_id: str) -> list[Run]:
         listed = [r for r in self.nightly if r.case_id == case_id]

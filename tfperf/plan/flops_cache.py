@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from tfperf.ground.failures import CaseFailure
-from tfperf.processes.runner import Worker
+from tfperf.processes.worker_process import Worker
 
 TIMEOUT_S = 600.0  # building every full-size model on two cores, with room to spare
 

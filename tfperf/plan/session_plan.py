@@ -54,7 +54,7 @@ class Planning:
 def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: Machine,
          options: Planning, log_dir: Path) -> SessionPlan:
     """`cases`: the collected ones, in the matrix's order, each as it will run here. Raises
-    StoreError where the kept history (each case's past wall times) cannot be read."""
+    StorageError where the kept history (each case's past wall times) cannot be read."""
     past = estimate.wall_times(options.past())
     runnable = [c for c in cases if requirements.skip_reason(c, machine) is None]
     chosen = None

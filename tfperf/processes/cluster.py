@@ -6,7 +6,7 @@ that the runner can end them all. A user who outgrows one machine runs the same 
 task of a real cluster instead (`--perf-cluster=tf_config` or `slurm`): the suite then starts
 only this machine's task and TensorFlow's cluster resolver reads the rest from the environment.
 
-No TensorFlow here: the runner (the pytest process) uses this module, and it never imports
+No TensorFlow here: the pytest process uses this module, and it never imports
 TensorFlow.
 """
 

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from tfperf.ground.failures import CaseFailure
 from tfperf.processes import cluster, protocol
-from tfperf.processes.runner import Worker
 from tfperf.processes.runtime import CURRENT, Runtime
+from tfperf.processes.worker_process import Worker
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ serve (not Linux, or the zygote failed to start or died): the caller then spawns
 Each child is as isolated as a spawned worker: its own process, process group, environment,
 working directory and log; only the import work is shared.
 
-No TensorFlow here: the runner never imports it.
+No TensorFlow here: the pytest process never imports it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tfperf.storage import schemas
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 from tfperf.storage.files import locked, read_json, write_new
 from tfperf.storage.session_files import Run
 
@@ -58,7 +58,7 @@ def _entry(path: Path, version: int) -> Entry:
     where = str(path)
     schemas.validate(data, schemas.ENTRY, path, "baseline entry")
     if data["version"] != version:
-        raise StoreError(f"{where} says version {data['version']}, its name {version}")
+        raise StorageError(f"{where} says version {data['version']}, its name {version}")
     cases = {}
     for case_id, item in data["cases"].items():
         spread = item.get("kept_spread")
@@ -70,7 +70,7 @@ def _entry(path: Path, version: int) -> Entry:
                  data.get("rollback_of"))
 
 
-class BaselineStore:
+class BaselineEntries:
     def __init__(self, folder: Path) -> None:
         self.folder = folder  # baselines/<machine key>/entries
 
@@ -93,7 +93,7 @@ class BaselineStore:
         path = self.folder / f"{version:04d}.json"
         if not path.is_file():
             valid = ", ".join(str(e.version) for e in self.entries()) or "none"
-            raise StoreError(f"no baseline entry {version} in {self.folder}; entries: {valid}")
+            raise StorageError(f"no baseline entry {version} in {self.folder}; entries: {valid}")
         return _entry(path, version)
 
     def append(self, make: Callable[[Entry | None, int], Entry]) -> Entry:
@@ -104,6 +104,6 @@ class BaselineStore:
             version = (active.version if active else 0) + 1
             entry = make(active, version)
             if entry.version != version:
-                raise StoreError(f"entry {entry.version} built where {version} was next")
+                raise StorageError(f"entry {entry.version} built where {version} was next")
             write_new(self.folder / f"{version:04d}.json", entry.to_json())
             return entry

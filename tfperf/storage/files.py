@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 
 
 def _temporary(path: Path, data: Any) -> Path:
@@ -44,7 +44,7 @@ def write_new(path: Path, data: Any) -> None:
     try:
         os.link(temporary, path)  # fails if the name is taken, unlike os.replace
     except FileExistsError:
-        raise StoreError(f"{path} already exists; stored files are never overwritten") from None
+        raise StorageError(f"{path} already exists; stored files are never overwritten") from None
     finally:
         temporary.unlink()
     _sync_folder(path.parent)
@@ -61,7 +61,7 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise StoreError(f"{path} is not readable JSON: {error}") from None
+        raise StorageError(f"{path} is not readable JSON: {error}") from None
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from tfperf.storage.errors import StoreError
+from tfperf.storage.errors import StorageError
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _OPTIONAL_NUMBER = {"type": ["number", "null"]}
@@ -81,9 +81,9 @@ ENTRY: dict[str, Any] = {
 
 
 def validate(data: Any, schema: dict[str, Any], path: Path, what: str) -> None:
-    """Raise StoreError, one line naming the file and the first problem, unless valid."""
+    """Raise StorageError, one line naming the file and the first problem, unless valid."""
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise StoreError(f"{path} is not a valid {what}: at {where}: {error.message}")
+        raise StorageError(f"{path} is not a valid {what}: at {where}: {error.message}")

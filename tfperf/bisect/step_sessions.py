@@ -83,7 +83,7 @@ def select(root: Path, tests: Path, pytest_args: Sequence[str], workloads: Path 
 
 
 @dataclass
-class StepRunner:
+class StepSessions:
     root: Path  # the project's root: each step's pytest runs there
     results: Path  # the project's results folder: the steps' A/B files are in its ab/
     logs: Path  # each step's output

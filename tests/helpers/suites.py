@@ -4,6 +4,7 @@ the real lane's `make_suite` fixture, and the workers a self-test left running."
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,3 +28,24 @@ def worker_processes() -> list[int]:
     kept zygotes themselves (their children, forked workers, are counted)."""
     return [pid for pid in leftovers.running(*SESSION_MARKER)
             if pid not in warm_start.kept_pids()]
+
+
+def copy_suite(folder: Path, *workloads: str, perf_files: tuple[str, ...] = ("test_training.py",)
+               ) -> None:
+    """A copy of the real suite (ini, conftest, perf/) in `folder`, with the chosen workloads:
+    names are looked up in tests/workloads first, then in the project's workloads/."""
+    shutil.copy(REPO / "pytest.ini", folder / "pytest.ini")
+    shutil.copy(REPO / "conftest.py", folder / "conftest.py")
+    (folder / "perf").mkdir()
+    for name in perf_files:
+        shutil.copy(REPO / "perf" / name, folder / "perf")
+    kept = folder / "workloads"
+    kept.mkdir()
+    shutil.copy(TEST_WORKLOADS / "_tiny.py", kept)
+    for helper in (REPO / "workloads").glob("_*.py"):
+        shutil.copy(helper, kept)
+    for name in workloads:
+        source = TEST_WORKLOADS / f"{name}.py"
+        if not source.exists():
+            source = REPO / "workloads" / f"{name}.py"
+        shutil.copy(source, kept)

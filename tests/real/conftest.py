@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,8 @@ import keras  # noqa: F401
 import pytest
 import tensorflow  # noqa: F401
 
-from tests.helpers.suites import REPO, SESSION_MARKER, TEST_WORKLOADS, MakeSuite
+from tests.helpers.ab_sessions import AB, CASE, SessionRun
+from tests.helpers.suites import SESSION_MARKER, MakeSuite, copy_suite
 from tfperf.processes import warm_start
 
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
@@ -30,21 +30,7 @@ def make_suite(pytester: pytest.Pytester) -> MakeSuite:
 
     def make(*workloads: str, perf_files: tuple[str, ...] = ("test_training.py",)
              ) -> pytest.Pytester:
-        shutil.copy(REPO / "pytest.ini", pytester.path / "pytest.ini")
-        shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")
-        (pytester.path / "perf").mkdir()
-        for name in perf_files:
-            shutil.copy(REPO / "perf" / name, pytester.path / "perf")
-        folder = pytester.path / "workloads"
-        folder.mkdir()
-        shutil.copy(TEST_WORKLOADS / "_tiny.py", folder)
-        for helper in (REPO / "workloads").glob("_*.py"):
-            shutil.copy(helper, folder)
-        for name in workloads:
-            source = TEST_WORKLOADS / f"{name}.py"
-            if not source.exists():
-                source = REPO / "workloads" / f"{name}.py"
-            shutil.copy(source, folder)
+        copy_suite(pytester.path, *workloads, perf_files=perf_files)
         return pytester
 
     return make
@@ -75,3 +61,14 @@ warm_start.keep_between_sessions(True)
 def _kept_zygotes_end_with_the_self_tests() -> Iterator[None]:
     yield
     warm_start.close_all()
+
+
+@pytest.fixture(scope="session")
+def a_a_session(tmp_path_factory: pytest.TempPathFactory) -> SessionRun:
+    """One A/A session of tinycnn at the A/B tests' settings (numerics on), run once for the
+    tests that only read what it kept: its verdict, costs, numerics, files and store. (A
+    session fixture is one per pytest-xdist worker: its readers are marked long, so that they
+    start first, one after another in one worker's share, and it runs once.)"""
+    folder = tmp_path_factory.mktemp("a_a_session")
+    copy_suite(folder, "tinycnn")
+    return SessionRun.run(folder, *CASE, *AB)

@@ -15,29 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.ab_sessions import AB, CASE, CASE_ID, SessionRun
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 from tfperf.storage import database
 from tfperf.storage.results_store import ResultsStore
-
-CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
-        "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic",
-        "--perf-only=workers=1", "--perf-only=placement=default", "--perf-only=precision=fp32")
-CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
-# tinycnn's millisecond steps on a shared 2-core machine: beside another session's workers its
-# A/A turns spread 10% pair to pair and 16 pairs put B/A at 0.94 [0.84, 1.02]. The floor is
-# wide enough that an A/A session decides whatever else the machine runs; the slowdown below
-# (B/A 0.67) is beyond it. With three other sessions' workers beside it (load 6.5 on the 2
-# cores) an A/A was still undecided at 48 pairs: up to 96 are allowed, which only a case that
-# has not decided by 48 uses. The interval's degrees of freedom are its duets (each worker
-# process a unit), not its pairs: four duets for 64 pairs give t(3), whose 99% quantile is 5.8,
-# and beside a busy neighbour (pairs spreading 30-40%) 2 of 3 A/As at the default relay were
-# still undecided at 64 pairs (one at 96). A fresh duet every 4 pairs decided 3 of 3 by 64
-# under that load: 8 duets at 32 pairs, 16 at 64.
-AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
-      "--perf-ab-pairs=8:96", "--perf-ab-relay=4", "--perf-steps-per-round=10",
-      "--perf-warmup-rounds=2")
 
 
 def _session_file(suite: pytest.Pytester) -> dict:  # type: ignore[type-arg]
@@ -46,14 +29,13 @@ def _session_file(suite: pytest.Pytester) -> dict:  # type: ignore[type-arg]
     return data
 
 
-def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) -> None:
-    suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB)
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    result.stdout.fnmatch_lines(["*tfperf A/B: smoke tier on *",
+@pytest.mark.long
+def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun) -> None:
+    assert a_a_session.ret == pytest.ExitCode.OK, a_a_session.output
+    a_a_session.stdout.fnmatch_lines(["*tfperf A/B: smoke tier on *",
                                  "A = baseline: TensorFlow 2.21.0 (current*",
                                  f"{CASE_ID}  * same * [0-9]*"])
-    data = _session_file(suite)
+    data = a_a_session.session_file()
     assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
     case = data["cases"][0]
     assert case["failure"] is None and case["looks"][-1]["status"] == "same"
@@ -75,21 +57,21 @@ def test_an_a_a_session_says_same_and_reports_both_sides(make_suite: MakeSuite) 
     assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
                for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
-    result.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
+    a_a_session.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
                                  f"sampling, median over cases; {duets * relays} duets a case "
                                  "(median), *",
                                  "CPU cores busy during a turn, median over pairs: the side "
                                  "training *, the idle workers together *"])
-    reports = suite.path / ".perf-results" / "reports" / "ab"
+    reports = a_a_session.path / ".perf-results" / "reports" / "ab"
     assert "| `tinycnn-" in (reports / "ab.md").read_text()
     assert list((reports / "plots").glob("tinycnn-*.png"))
     # Progress while it ran (plain lines: no terminal here): the case, then each look.
-    result.stdout.re_match_lines([
+    a_a_session.stdout.re_match_lines([
         rf"tfperf: case 1 of 1 \| {CASE_ID} \| 0m00s in this case, .* in all$",
         rf"tfperf: case 1 of 1 \| {CASE_ID} \| .* \| {case['looks'][0]['pairs']} pairs: "
         r"B/A \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\], (same|undecided)$"])
     # The store holds the case with its verdict and interval.
-    store = ResultsStore.open(database.default_url(suite.path / ".perf-results" / "history"))
+    store = ResultsStore.open(database.default_url(a_a_session.path / ".perf-results" / "history"))
     try:
         [stored] = store.ab_cases(data["session"])
     finally:

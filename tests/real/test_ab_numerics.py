@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.ab_sessions import SessionRun
 from tests.helpers.suites import MakeSuite
 from tfperf.numerics.tolerances import MEASURED
 
@@ -30,18 +31,17 @@ def _case(suite: pytest.Pytester) -> dict[str, Any]:
     return case
 
 
-def test_an_a_a_session_says_numerics_same_from_one_start(make_suite: MakeSuite) -> None:
-    suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB)
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    numerics = _case(suite)["numerics"]
+@pytest.mark.long
+def test_an_a_a_session_says_numerics_same_from_one_start(a_a_session: SessionRun) -> None:
+    assert a_a_session.ret == pytest.ExitCode.OK, a_a_session.output
+    numerics = a_a_session.session_file()["cases"][0]["numerics"]
     # One TensorFlow, one start, one set of batches: the same numbers to the bit.
     assert numerics["status"] == "same" and numerics["steps"] == 4, numerics
     assert (numerics["loss"], numerics["gradients"], numerics["weights"]) == (0, 0, 0)
     assert numerics["tolerance"]["loss"] == TINYCNN.loss
-    markdown = (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text()
+    markdown = (a_a_session.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text()
     assert "numerics same (4 steps of batch 8 from side A's weights and batches" in markdown
-    result.stdout.fnmatch_lines(["*verdict*numerics*pairs*", "*tinycnn-cpu1-* same *"])
+    a_a_session.stdout.fnmatch_lines(["*verdict*numerics*pairs*", "*tinycnn-cpu1-* same *"])
 
 
 def test_a_side_that_trains_to_other_numbers_fails_numerics_differ(

@@ -31,6 +31,13 @@ AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
       "--perf-warmup-rounds=2")
 
 
+def session_file(folder: Path) -> dict[str, Any]:
+    """The A/B session file a suite run in `folder` kept (one)."""
+    (found,) = (folder / ".perf-results" / "ab").glob("*.json")
+    data: dict[str, Any] = json.loads(found.read_text())
+    return data
+
+
 @dataclass(frozen=True)
 class SessionRun:
     """A suite run once, in a folder of its own, whose outputs several tests read."""
@@ -49,7 +56,4 @@ class SessionRun:
         return cls(folder, done.returncode, pytest.LineMatcher(done.stdout.splitlines()), output)
 
     def session_file(self) -> dict[str, Any]:
-        """The A/B session file the run kept (one)."""
-        (found,) = (self.path / ".perf-results" / "ab").glob("*.json")
-        data: dict[str, Any] = json.loads(found.read_text())
-        return data
+        return session_file(self.path)

@@ -15,18 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers.ab_sessions import AB, CASE, CASE_ID, SessionRun
+from tests.helpers.ab_sessions import AB, CASE, CASE_ID, SessionRun, session_file
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 from tfperf.storage import database
 from tfperf.storage.results_store import ResultsStore
-
-
-def _session_file(suite: pytest.Pytester) -> dict:  # type: ignore[type-arg]
-    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    data: dict = json.loads(found.read_text())  # type: ignore[type-arg]
-    return data
 
 
 @pytest.mark.long
@@ -95,7 +89,7 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])
-    case = _session_file(suite)["cases"][0]
+    case = session_file(suite.path)["cases"][0]
     served = Counter(p["duet"] for p in case["pairs"])
     assert len(served) == len(case["pairs"]) // 2 >= 4 and set(served.values()) == {2}, served
     assert case["relay_s"] > 0
@@ -154,7 +148,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     result.stdout.fnmatch_lines([
         "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
         "while building*"])
-    data = _session_file(suite)
+    data = session_file(suite.path)
     assert data["cases"][0]["failure"]["cause"] == "crash"
     assert data["settings"]["steps_per_round"] == 2
 

@@ -5,14 +5,13 @@ and hold 300 MiB more (--perf-inject-cost) fails the case `costs_more`, naming e
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.ab_sessions import SessionRun
+from tests.helpers.ab_sessions import SessionRun, session_file
 from tests.helpers.suites import MakeSuite
 from tfperf.ab import costs
 from tfperf.bisect.search import Judged
@@ -25,9 +24,7 @@ AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=16:16",
 
 
 def _case(suite: pytest.Pytester) -> dict[str, Any]:
-    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    data: dict[str, Any] = json.loads(found.read_text())
-    case: dict[str, Any] = data["cases"][0]
+    case: dict[str, Any] = session_file(suite.path)["cases"][0]
     return case
 
 

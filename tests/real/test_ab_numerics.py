@@ -6,13 +6,12 @@ step, the difference and the tolerance."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.ab_sessions import SessionRun
+from tests.helpers.ab_sessions import SessionRun, session_file
 from tests.helpers.suites import MakeSuite
 from tfperf.numerics.tolerances import MEASURED
 
@@ -23,9 +22,8 @@ AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=8:8",
 TINYCNN = MEASURED[("tinycnn", "fp32")]
 
 
-def _case(suite: pytest.Pytester) -> dict[str, Any]:
-    (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    data: dict[str, Any] = json.loads(found.read_text())
+def _case(folder: Path) -> dict[str, Any]:
+    data = session_file(folder)
     assert data["settings"]["numerics"] is True
     case: dict[str, Any] = data["cases"][0]
     return case
@@ -34,7 +32,7 @@ def _case(suite: pytest.Pytester) -> dict[str, Any]:
 @pytest.mark.long
 def test_an_a_a_session_says_numerics_same_from_one_start(a_a_session: SessionRun) -> None:
     assert a_a_session.ret == pytest.ExitCode.OK, a_a_session.output
-    numerics = a_a_session.session_file()["cases"][0]["numerics"]
+    numerics = _case(a_a_session.path)["numerics"]
     # One TensorFlow, one start, one set of batches: the same numbers to the bit.
     assert numerics["status"] == "same" and numerics["steps"] == 4, numerics
     assert (numerics["loss"], numerics["gradients"], numerics["weights"]) == (0, 0, 0)
@@ -49,7 +47,7 @@ def test_a_side_that_trains_to_other_numbers_fails_numerics_differ(
     suite = make_suite("tinycnn")
     result = suite.runpytest(*CASE, *AB, "--perf-inject-numerics=2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    case = _case(suite)
+    case = _case(suite.path)
     assert case["failure"]["cause"] == "numerics_differ"
     numerics = case["numerics"]
     # The first step's loss differs by twice the tolerance, up to float32's rounding of each

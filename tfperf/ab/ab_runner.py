@@ -175,11 +175,11 @@ class ABRunner:
 
         try:
             try:
-                compared = duet.run(sides, env, self.settings, self.options.timeout_s, self.log_dir,
-                                case.id, self.options.worker.cluster, around, self.seed,
-                                on_look=lambda v: self.say(
-                                    f"{v.pairs} pairs: B/A {v.ratio:.3f} [{v.low:.3f}, "
-                                    f"{v.high:.3f}], {v.status}"))
+                compared = duet.run(sides, env, self.settings, self.options.timeout_s,
+                                    self.log_dir, case.id, self.options.worker.cluster, around,
+                                    self.seed, on_look=lambda v: self.say(
+                                        f"{v.pairs} pairs: B/A {v.ratio:.3f} [{v.low:.3f}, "
+                                        f"{v.high:.3f}], {v.status}"))
                 record.pairs = [p.to_json() for p in compared.pairs]
                 record.looks = [v.to_json() for v in compared.verdicts]
                 record.order_effect = order_effect(compared.pairs)

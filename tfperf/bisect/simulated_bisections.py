@@ -20,8 +20,6 @@ from tfperf.bisect import search
 from tfperf.bisect.levels import Level
 from tfperf.options.ab_settings import ABSettings
 
-CONFIRM_PAIRS = search.CONFIRM_PAIRS
-
 
 @dataclass(frozen=True)
 class Noise:
@@ -41,7 +39,7 @@ def profile(count: int, changes: dict[int, float]) -> list[float]:
 
 def bisect(speeds: Sequence[float], noise: Noise, settings: ABSettings,
            draw: np.random.Generator, unusable: frozenset[int] = frozenset(),
-           confirm_pairs: int | None = CONFIRM_PAIRS) -> search.Bisection:
+           confirm_pairs: int | None = search.CONFIRM_PAIRS) -> search.Bisection:
     """One simulated bisection over candidates of these true speeds, as tfperf-bisect runs it
     by default (its confirmation's first look at 64 pairs)."""
 

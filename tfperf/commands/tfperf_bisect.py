@@ -159,7 +159,10 @@ def _bisect(argv: Sequence[str] | None) -> int:
         return after_ab.run(args.ab_file, args.days, args.budget, args.dry_run, pytest_args, main)
     if args.kind == "issue":
         return github_issue.run(args.reports, args.repo)
-    taken = [name for name in declared.given(pytest_args) if name in STEP_OPTIONS]
+    try:
+        taken = [name for name in declared.given(pytest_args) if name in STEP_OPTIONS]
+    except ValueError as error:
+        parser.error(f"the pytest arguments after --: {error}")
     if taken:
         parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")

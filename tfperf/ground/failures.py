@@ -29,6 +29,7 @@ def cause_of(text: str) -> Cause:
     it names none of the causes."""
     return next((cause for cause in CAUSES if cause == text), "error")
 
+
 # Failures that are an A/B comparison's findings, not errors: the case ran to its verdicts, so
 # its speed verdict stands beside them (a bisection follows speed through a costlier commit).
 AB_FINDINGS: frozenset[Cause] = frozenset({"slower", "numerics_differ", "costs_more"})
@@ -37,6 +38,7 @@ AB_FINDINGS: frozenset[Cause] = frozenset({"slower", "numerics_differ", "costs_m
 class CaseFailure(Exception):
     def __init__(self, cause: Cause, message: str, log_tail: str = "", phase: str = "",
                  log_path: str = "") -> None:
+        assert cause in CAUSES, cause
         super().__init__(f"{cause}: {message}")
         self.cause = cause
         self.message = message

@@ -18,6 +18,7 @@ class _Group:
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
+        self.names: dict[str, str] = {}  # each option's dest, to the name it is known by
 
     def getgroup(self, *args: Any, **kwargs: Any) -> _Group:
         return self
@@ -25,14 +26,19 @@ class _Group:
     def addoption(self, *names: str, **kwargs: Any) -> None:
         # No default: an option that was not given stays out of the parsed namespace.
         kwargs.pop("default", None)
-        self.parser.add_argument(*names, **kwargs)
+        self.names[self.parser.add_argument(*names, **kwargs).dest] = names[0]
 
 
 def given(pytest_args: Sequence[str]) -> list[str]:
-    """The --perf-* options that `pytest_args` set, by their names, in declaration order."""
+    """The --perf-* options that `pytest_args` set, by their names, in declaration order. One
+    that pytest could not read either (a value missing) raises ValueError with one line."""
+    # As pytest's own parser: no abbreviations. An error is raised, not printed with a usage.
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False,
-                                     argument_default=argparse.SUPPRESS)
-    perf.add_options(cast(pytest.Parser, _Group(parser)))
-    found, _ = parser.parse_known_args(list(pytest_args))
-    return [action.option_strings[0] for action in parser._actions
-            if action.dest in vars(found)]
+                                     argument_default=argparse.SUPPRESS, exit_on_error=False)
+    group = _Group(parser)
+    perf.add_options(cast(pytest.Parser, group))
+    try:
+        found, _ = parser.parse_known_args(list(pytest_args))
+    except argparse.ArgumentError as error:
+        raise ValueError(str(error)) from None
+    return [name for dest, name in group.names.items() if dest in vars(found)]

@@ -50,6 +50,12 @@ def number(option: str, text: str | None, default: T, convert: Callable[[str], T
     """The option's value, the default when not given; a bad one raises with one line."""
     if not text:
         return default
+    return _checked(option, text, convert, valid, says)
+
+
+def _checked(option: str, text: str, convert: Callable[[str], T], valid: Callable[[T], bool],
+             says: str) -> T:
+    """The value `text` gives; a bad one, an empty one among them, raises with one line."""
     try:
         value: T | None = convert(text)
     except ValueError:
@@ -61,8 +67,8 @@ def number(option: str, text: str | None, default: T, convert: Callable[[str], T
 
 def percent_below(option: str, text: str, high: float) -> float:
     """A fraction from a percentage, `5` or `5%`, above 0 and below `high` (a fraction)."""
-    return number(option, text, 0.0, lambda t: float(t.strip().rstrip("%")) / 100,
-                  lambda v: 0 < v < high, f"a percentage above 0 and below {high * 100:g}")
+    return _checked(option, text, lambda t: float(t.strip().rstrip("%")) / 100,
+                    lambda v: 0 < v < high, f"a percentage above 0 and below {high * 100:g}")
 
 
 def min_max(option: str, text: str, least: int) -> tuple[int, int]:
@@ -70,5 +76,5 @@ def min_max(option: str, text: str, least: int) -> tuple[int, int]:
     def pair(t: str) -> tuple[int, int]:
         low, _, high = t.partition(":")
         return int(low), int(high or low)
-    return number(option, text, (0, 0), pair, lambda v: least <= v[0] <= v[1],
-                  f"MIN:MAX with {least} <= MIN <= MAX")
+    return _checked(option, text, pair, lambda v: least <= v[0] <= v[1],
+                    f"MIN:MAX with {least} <= MIN <= MAX")

@@ -4,7 +4,7 @@ and the yardstick each round is rated against, each checked to be what the case 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,9 @@ class Built:
     trainer: loop.Trainer
     source: pipelines.Source
     yardstick: yardsticks.Yardstick
-    in_process_coordinator: bool  # ParameterServerStrategy's ClusterCoordinator
+    step_tasks: dict[str, str]  # the remote tasks that run the steps: a coordinator's workers
     setup_s: float  # interpreter up to model and input ready
-    told: dict[str, Any] = field(default_factory=dict)  # for READY
+    told: dict[str, Any]  # for READY
 
 
 def case(spec: WorkerSpec, started: float) -> Built:
@@ -105,5 +105,5 @@ def case(spec: WorkerSpec, started: float) -> Built:
         told["bytes_per_example"] = workload.bytes_per_example(config)
     else:
         yardstick = yardsticks.matmul(devices[0], tf.as_dtype(trainer.model.compute_dtype))
-    return Built(devices, settings, trainer, source, yardstick, coordinator is not None,
-                 setup_s, told)
+    return Built(devices, settings, trainer, source, yardstick,
+                 topology.step_tasks(settings.resolver, coordinator is not None), setup_s, told)

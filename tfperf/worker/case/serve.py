@@ -67,10 +67,8 @@ def _yardstick(served: Served, command: dict[str, Any]) -> None:
 
 def _profile(served: Served, command: dict[str, Any]) -> None:
     built, k = served.built, served.spec.steps_per_round
-    resolver = built.settings.resolver
-    where = Path(command["logdir"]) / topology.profile_folder(resolver)
-    rounds = xla_trace.profiled_rounds(built.source, k, where,
-                                       topology.step_tasks(resolver, built.in_process_coordinator))
+    where = Path(command["logdir"]) / topology.profile_folder(built.settings.resolver)
+    rounds = xla_trace.profiled_rounds(built.source, k, where, built.step_tasks)
     served.step += k * len(rounds)
     case_checks.check_finite(rounds[-1].mean_loss, served.step)
     protocol.send(served.channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds))

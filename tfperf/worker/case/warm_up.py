@@ -54,7 +54,6 @@ def case(built: Built, spec: WorkerSpec, phases: Phases, compiled: Path,
     case_checks.check_finite(first.mean_loss, k)
     xla = spec.case["xla"]
     resolver = built.settings.resolver
-    step_tasks = topology.step_tasks(resolver, built.in_process_coordinator)
     if resolver is None:
         phases.enter("proving XLA")
         proof = xla_proof.prove_in_a_round(built.source, k, xla)
@@ -69,7 +68,7 @@ def case(built: Built, spec: WorkerSpec, phases: Phases, compiled: Path,
         # After the warm-up, so that auto-clustering has compiled what it will.
         phases.enter("proving XLA")
         proof = xla_proof.prove_in_tasks(xla, compiled, topology.task_label(resolver),
-                                         step_tasks)
+                                         built.step_tasks)
     warm = Warm(first.first_loss, first.mean_loss, built.trainer.traces,
                 xla_compilations.count(compiled), held)
     protocol.send(

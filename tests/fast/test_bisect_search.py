@@ -15,6 +15,7 @@ from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Unusable
+from tfperf.commands import tfperf_bisect
 from tfperf.options.ab_settings import ABSettings
 
 FLOOR = 0.015
@@ -111,9 +112,21 @@ def test_an_undecided_step_asks_the_other_half_and_both_undecided_stop_with_the_
 
 
 def test_ends_that_are_not_apart_and_an_end_that_fails_stop_at_the_confirmation() -> None:
-    for speeds in (simulate.profile(8, {}), simulate.profile(8, {3: -0.2})):  # same; faster
+    ends = [Candidate(f"c{i}", "") for i in range(8)]
+    for speeds, says in ((simulate.profile(8, {}), "nothing to bisect: the bad end c7 is not "
+                          "slower than the good end c0 (B/A 1.000 [0.995, 1.005] over "),
+                         (simulate.profile(8, {3: -0.2}), "nothing to bisect: the good end c0 "
+                          "is not good, it is slower than the bad end c7 (B/A 1.250 ")):
         found = search.run(8, _exact(speeds), FLOOR)
         assert found.outcome == search.NOT_APART and len(found.steps) == 1
+        # The one line tfperf-bisect ends with (a real run of the second: test_bisect.py).
+        doc = report.document(found, ends, "case", "commits", "id", "key", FLOOR)
+        assert tfperf_bisect.stopped(doc).startswith(says), tfperf_bisect.stopped(doc)
+    found = search.run(8, _exact(simulate.profile(8, {}), undecided=frozenset({(7, 0)})), FLOOR)
+    doc = report.document(found, ends, "case", "commits", "id", "key", FLOOR)
+    assert tfperf_bisect.stopped(doc).startswith(
+        "nothing to bisect: the bad end c7 against the good end c0 is undecided (B/A 1.000 ")
+    assert tfperf_bisect.stopped(doc).endswith("; give more --pairs")
     found = search.run(8, _exact(simulate.profile(8, {3: 0.1}), frozenset({7})), FLOOR)
     assert found.outcome == search.END_FAILED
 

@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import in_process
 from tests.helpers.ab_sessions import AB, CASE, CASE_ID, SessionRun, session_file
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
+from tfperf.commands import tfperf_ab
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import environments
 from tfperf.storage import database
@@ -81,7 +83,7 @@ def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun
 
 @pytest.mark.long
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
-        make_suite: MakeSuite) -> None:
+        make_suite: MakeSuite, capsys: pytest.CaptureFixture[str]) -> None:
     suite = make_suite("tinycnn")
     # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look.
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
@@ -98,18 +100,15 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert all((logs / f"{CASE_ID}.{side}{number}.log").exists()
                for number in served for side in "AB")
     (kept,) = (suite.path / ".perf-results" / "ab").glob("*.json")
-    again = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(kept)],
-                           cwd=suite.path, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 1 and " slower " in again.stdout, again.stdout + again.stderr
+    done = in_process.run(tfperf_ab.main, str(kept), capsys=capsys)
+    assert done.code == 1 and " slower " in done.out, done.out + done.err
     # Judged with a floor above the injected 33%, the same pairs are not slower.
-    wide = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(kept), "--floor=49"],
-                          cwd=suite.path, capture_output=True, text=True, timeout=120)
-    assert wide.returncode == 0 and " slower " not in wide.stdout, wide.stdout
+    done = in_process.run(tfperf_ab.main, str(kept), "--floor=49", capsys=capsys)
+    assert done.code == 0 and " slower " not in done.out, done.out + done.err
     broken = suite.path / "broken.json"
     broken.write_text('{"format": "tfperf-ab/1"}')
-    bad = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
-                         cwd=suite.path, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "is not a valid tfperf A/B session file" in bad.stderr
+    done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)
+    assert done.code == 2 and "is not a valid tfperf A/B session file" in done.err
     # A file names the rule its looks were judged by; one it does not know is refused.
     data = json.loads(kept.read_text())
     assert data["settings"]["look_rule"] == "duets"
@@ -120,16 +119,14 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     # A file kept before issue 33 is judged as it ran: its pairs as independent.
     data["settings"]["look_rule"] = "spending"
     broken.write_text(json.dumps(data))
-    old = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
-                         cwd=suite.path, capture_output=True, text=True, timeout=120)
-    assert old.returncode == 1 and "pairs taken as independent" in \
-        (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), old.stdout
+    done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)
+    assert done.code == 1 and "pairs taken as independent" in \
+        (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), done.out
     data["settings"]["look_rule"] = "pocock"
     broken.write_text(json.dumps(data))
-    bad = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_ab", str(broken)],
-                         cwd=suite.path, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "look_rule" in bad.stderr \
-        and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)
+    assert done.code == 2 and "look_rule" in done.err \
+        and len(done.err.strip().splitlines()) == 1, done.err
 
 
 def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) -> None:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bisect_repo
+from tests.helpers import bisect_repo, in_process
 from tests.helpers.bisect_repo import CASE_ID, SELECT, History
 from tests.helpers.suites import worker_processes
 from tfperf.bisect import candidates
+from tfperf.commands import tfperf_bisect
 from tfperf.storage import database
 from tfperf.storage.results_store import ResultsStore
 
@@ -90,19 +91,18 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
 @pytest.mark.long
 def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[str]]) -> None:
     project, shas = history
-    # The good end already has the tripled work; the bad end is no slower.
-    done = _bisect(project, "commits", "../repo", f"{shas[5]}..{shas[7]}", *QUICK, "--", *RUN)
-    assert done.returncode == 1, done.stdout + done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"tfperf-bisect: nothing to bisect: the bad end {shas[7][:10]} is "
-                           f"not slower than the good end {shas[5][:10]} (B/A "), line
-    # The good end is not good: it is the slow one (the range runs backwards in speed).
+    # The good end is not good: it has the tripled work that a later commit undoes (the range
+    # runs backwards in speed). Ends that say `same` or stay undecided stop the same way, each
+    # with its own line: test_bisect_search.py.
     bisect_repo.commit_blocks(project.parent / "repo", 4, "undo 5")
     done = _bisect(project, "commits", "../repo", f"{shas[5]}..HEAD", *QUICK, "--", *RUN)
     assert done.returncode == 1, done.stdout + done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"tfperf-bisect: nothing to bisect: the good end {shas[5][:10]} is "
                            "not good, it is slower than the bad end "), line
+    (folder,) = (project / ".perf-results" / "reports" / "bisect").iterdir()
+    doc = json.loads((folder / "bisect.json").read_text())
+    assert doc["culprit"] is None and [s["verdict"] for s in doc["steps"]] == ["faster"]
 
 
 def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
@@ -181,13 +181,15 @@ def test_a_tensorflow_that_cannot_be_installed_is_skipped_and_reported(
      "the pytest arguments select no training case"),
 ])
 def test_bad_input_gets_one_line_before_anything_runs(
-        history: tuple[Path, list[str]], args: tuple[str, ...], says: str) -> None:
+        history: tuple[Path, list[str]], args: tuple[str, ...], says: str,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     project, _ = history
-    done = _bisect(project, *args, timeout=300)
-    assert done.returncode == 2, done.stdout + done.stderr
-    (line,) = done.stderr.strip().splitlines()[-1:]
-    assert says in line, done.stderr
-    assert len(done.stderr.strip().splitlines()) <= 3  # argparse adds its usage lines
+    monkeypatch.chdir(project)
+    done = in_process.run(tfperf_bisect.main, *args, capsys=capsys)
+    assert done.code == 2, done.out + done.err
+    (line,) = done.err.strip().splitlines()[-1:]
+    assert says in line, done.err
+    assert len(done.err.strip().splitlines()) <= 3  # argparse adds its usage lines
     assert not (project / ".perf-results" / "ab").exists()  # no step ran
 
 

@@ -222,14 +222,14 @@ def _bisect(argv: Sequence[str] | None) -> int:
     written = report.write(doc, args.reports or layout.reports / "bisect" / bisect_id)
     kept = _keep(doc, args.store, layout.history)
     if found.outcome in (search.NOT_APART, search.END_FAILED):
-        print(f"tfperf-bisect: {_stopped(doc)}", file=sys.stderr)
+        print(f"tfperf-bisect: {stopped(doc)}", file=sys.stderr)
         return 1 if found.outcome == search.NOT_APART else 2
     for line in [*report.table(doc), *written, kept]:
         print(line)
     return 0 if found.outcome in (search.FOUND, search.SCANNED) else 1
 
 
-def _stopped(doc: dict[str, Any]) -> str:
+def stopped(doc: dict[str, Any]) -> str:
     """Why the confirmation stopped the bisection, in one line."""
     step = doc["steps"][0]
     bad, good = (doc["candidates"][step[k]]["label"] for k in ("candidate", "against"))

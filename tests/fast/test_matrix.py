@@ -115,7 +115,7 @@ def test_bf16_in_nchw_needs_avx512_on_a_cpu() -> None:
     from tfperf.equivalence.check import EquivalenceCheck
 
     case = matrix.Case("w", "cpu", 1, "off", "NCHW", "default", "single", "mixed_bf16")
-    avx2 = replace(CPU_ONLY, cpu_avx512=False)
+    avx2 = replace(CPU_ONLY, cpu_isa="avx2")
     assert requirements.skip_reason(case, CPU_ONLY) is None
     assert requirements.skip_reason(case, avx2) == (
         "mixed_bf16 in NCHW on a CPU without AVX-512: TensorFlow's oneDNN kernels run bfloat16 "
@@ -193,8 +193,9 @@ def test_missing_devices_run_virtual_where_the_policy_allows() -> None:
 
 
 def test_storage_key_names_devices_and_tensorflow() -> None:
-    assert CPU_ONLY.key() == "Linux-py3.11-tf2.21.0-Xeon-2cpu"
-    assert FOUR_GPUS.key() == "Linux-py3.11-tf2.21.0-EPYC-64cpu-4xNVIDIA_H100_80GB_HBM3"
+    # The CPU's instruction-set level too: test_machine_keys.py.
+    assert CPU_ONLY.key() == "Linux-py3.11-tf2.21.0-Xeon-avx512-2cpu"
+    assert FOUR_GPUS.key() == "Linux-py3.11-tf2.21.0-EPYC-avx512-64cpu-4xNVIDIA_H100_80GB_HBM3"
     assert FOUR_GPUS.key(virtual=True).endswith("-virtual")
 
 

@@ -12,8 +12,10 @@ import pytest
 import tensorflow  # noqa: F401
 
 from tests.helpers.ab_sessions import AB, CASE, SessionRun
-from tests.helpers.suites import SESSION_MARKER, MakeSuite, copy_suite
+from tests.helpers.suites import REPO, SESSION_MARKER, MakeSuite, copy_suite
+from tfperf.cases import catalog, catalog_cache
 from tfperf.processes import warm_start
+from tfperf.workload import discover
 
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
 # imported twice in one process: importing it here keeps it out of those snapshots. Alembic
@@ -61,6 +63,18 @@ warm_start.keep_between_sessions(True)
 def _kept_zygotes_end_with_the_self_tests() -> Iterator[None]:
     yield
     warm_start.close_all()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_project_workloads_catalog_is_kept() -> None:
+    """The project's workloads read here, where TensorFlow is imported already, and kept as a
+    worker would keep them (tfperf.cases.catalog_cache): on a fresh clone the suites, plans
+    and bisections this lane starts would otherwise each start a worker to read them until
+    one had kept them (two plans at once spent 50 s so). Reading through a worker, cold:
+    test_selection_and_options.py."""
+    workloads = REPO / "workloads"
+    if catalog_cache.load(workloads) is None:
+        catalog_cache.keep(workloads, [catalog.info_json(i) for i in discover(workloads).values()])
 
 
 @pytest.fixture(scope="session")

@@ -85,9 +85,11 @@ def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite, capsys: pytest.CaptureFixture[str]) -> None:
     suite = make_suite("tinycnn")
-    # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look.
+    # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look. B/A
+    # 0.56, far beyond the 20% floor: the first look decides it beside a busy neighbour too
+    # (at 0.67 such a session ran to 90 s).
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
-                             "--perf-inject-slowdown=0.5@tinycnn")
+                             "--perf-inject-slowdown=0.8@tinycnn")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])
@@ -102,7 +104,7 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     (kept,) = (suite.path / ".perf-results" / "ab").glob("*.json")
     done = in_process.run(tfperf_ab.main, str(kept), capsys=capsys)
     assert done.code == 1 and " slower " in done.out, done.out + done.err
-    # Judged with a floor above the injected 33%, the same pairs are not slower.
+    # Judged with a floor above the injected 44%, the same pairs are not slower.
     done = in_process.run(tfperf_ab.main, str(kept), "--floor=49", capsys=capsys)
     assert done.code == 0 and " slower " not in done.out, done.out + done.err
     broken = suite.path / "broken.json"

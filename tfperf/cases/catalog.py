@@ -31,7 +31,7 @@ CATALOG = "catalog"
 TIMEOUT_S = 300.0
 
 
-def _to_json(info: WorkloadInfo) -> dict[str, Any]:
+def info_json(info: WorkloadInfo) -> dict[str, Any]:
     return {**asdict(info), "path": str(info.path), "tier": info.tier.label}
 
 
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     except WorkloadError as error:
         protocol.send(channel, CATALOG, error=str(error))
         return 0
-    protocol.send(channel, CATALOG, workloads=[_to_json(info) for info in found.values()])
+    protocol.send(channel, CATALOG, workloads=[info_json(info) for info in found.values()])
     return 0
 
 

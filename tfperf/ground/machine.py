@@ -52,9 +52,16 @@ class Machine:
     gpu_links: tuple[str, ...] = ()
     host: str = ""
     runner: str = ""  # the CI runner's name ($RUNNER_NAME), if any
-    # Whether the CPU has AVX-512: without it TensorFlow's oneDNN kernels run no bfloat16 and
-    # fall back to Eigen's, whose convolution gradients take NHWC only.
-    cpu_avx512: bool = True
+    # The CPU's instruction-set level as TensorFlow's kernels dispatch on it (ISA_LEVELS): one
+    # model name can cover hosts 3x apart (an AVX2-only and an AVX-512 AMD EPYC).
+    cpu_isa: str = "avx512"
+
+    @property
+    def cpu_avx512(self) -> bool:
+        """Without AVX-512, TensorFlow's oneDNN kernels run no bfloat16 and fall back to
+        Eigen's, whose convolution gradients take NHWC only."""
+        return ISA_LEVELS.index(self.cpu_isa) >= ISA_LEVELS.index("avx512") \
+            if self.cpu_isa in ISA_LEVELS else False
 
     def device_count(self, kind: str) -> int:
         # One physical CPU device whatever the core count: TensorFlow's view.
@@ -66,7 +73,8 @@ class Machine:
         run, and pytest-benchmark saves its JSON at the end of the session."""
         return {
             "key": self.key(), "tensorflow": self.tensorflow, "cpu_model": self.cpu_model,
-            "cpu_cores": self.cpu_cores, "cpu_avx512": self.cpu_avx512, "driver": self.driver,
+            "cpu_cores": self.cpu_cores, "cpu_isa": self.cpu_isa, "cpu_avx512": self.cpu_avx512,
+            "driver": self.driver,
             "cuda": build.get("cuda") if build else None,
             "cudnn": build.get("cudnn") if build else None,
             "tensorflow_build": build or "not known: no case ran in this session",
@@ -80,7 +88,7 @@ class Machine:
             self.system,
             f"py{self.python}",
             f"tf{self.tensorflow}",
-            f"{_slug(self.cpu_model)}-{self.cpu_cores}cpu",
+            f"{_slug(self.cpu_model)}-{self.cpu_isa}-{self.cpu_cores}cpu",
         ]
         if self.gpus:
             parts.append(f"{len(self.gpus)}x{_slug(self.gpus[0].name)}")
@@ -104,12 +112,28 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _cpu_avx512() -> bool:
+# The levels oneDNN, TensorFlow's CPU kernels, dispatches on (its cpu_isa_t: avx2,
+# avx512_core, avx512_core_vnni, avx512_core_bf16, avx512_core_amx), lowest first, each named
+# by the /proc/cpuinfo flag that marks it. Every CPU with a level has the ones below it, so the
+# highest names the kernels; hosts of one level run the same code.
+ISA_LEVELS = ("sse", "avx", "avx2", "avx512", "avx512vnni", "avx512bf16", "amx")
+_ISA_FLAGS = (("amx", "amx_tile"), ("avx512bf16", "avx512_bf16"), ("avx512vnni", "avx512_vnni"),
+              ("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx"))
+
+
+def isa_level(flags: set[str]) -> str:
+    """The highest of ISA_LEVELS whose flag the CPU reports."""
+    return next((level for level, flag in _ISA_FLAGS if flag in flags), "sse")
+
+
+def _cpu_isa() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return any(line.startswith("flags") and " avx512f" in line for line in f)
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
     except OSError:
-        return False
+        flags = []
+    return isa_level(set(flags))
 
 
 def _tensorflow_version() -> str:
@@ -207,5 +231,5 @@ def detect() -> Machine:
         gpu_links=inventory.links,
         host=platform.node(),
         runner=os.environ.get("RUNNER_NAME", ""),
-        cpu_avx512=_cpu_avx512(),
+        cpu_isa=_cpu_isa(),
     )

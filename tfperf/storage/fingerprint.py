@@ -20,7 +20,8 @@ MEASUREMENT_VERSION = 1
 
 HARD_FIELDS = (
     "gpu_model", "gpu_count", "gpu_memory_bytes", "compute_capability", "cuda", "cudnn",
-    "tensorflow", "tensorflow_git", "python", "cpu_model", "cpu_cores", "virtual", "config",
+    "tensorflow", "tensorflow_git", "python", "cpu_model", "cpu_isa", "cpu_cores", "virtual",
+    "config",
 )
 SOFT_FIELDS = ("driver", "gpu_max_sm_clock_mhz", "gpu_power_limit_w", "host_cpu", "host",
                "runner")
@@ -86,6 +87,11 @@ def of_case(machine: Machine, build: Mapping[str, Any], device_kind: str, virtua
         "virtual": virtual,
         "config": config_hash(config),
     }
+    if not gpu:
+        # Only a CPU case's: its kernels are the ones the CPU's level dispatches to. Left out of
+        # a GPU case's, whose history its host's CPU does not split (nor did it before the field
+        # existed: a GPU case's runs kept then still match).
+        hard["cpu_isa"] = machine.cpu_isa
     soft: dict[str, Any] = {
         "driver": machine.driver,
         "gpu_max_sm_clock_mhz": gpu.max_sm_clock_mhz if gpu else None,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure
-from tfperf.storage import session_files
+from tfperf.storage import machine_keys, session_files
 from tfperf.storage.results_store import (
     ABCaseRow,
     FailureRow,
@@ -24,21 +24,31 @@ LOG_TAIL_CHARS = 8000
 
 @dataclass(frozen=True)
 class StoredRuns:
-    """One machine key's runs in the store, excluding one session (the one being judged)."""
+    """One machine key's runs in the store, excluding one session (the one being judged), and
+    those of the old keys it reads as its own (`legacy`: machine_keys.py), each CPU run given
+    the key's instruction-set level."""
 
     store: ResultsStore
     machine_key: str
     exclude_session: str | None = None
+    legacy: tuple[str, ...] = ()
 
     def of(self, case_id: str) -> list[Run]:
-        """The case's runs, oldest first: one indexed query per case."""
-        return [Run.from_json(d) for d in self.store.runs(
-            case_ids=[case_id], machine_key=self.machine_key,
-            exclude_session=self.exclude_session)]
+        """The case's runs, oldest first: one indexed query per case and key."""
+        return self._read([case_id])
 
     def all(self) -> list[Run]:
-        return [Run.from_json(d) for d in self.store.runs(
-            machine_key=self.machine_key, exclude_session=self.exclude_session)]
+        return self._read(None)
+
+    def _read(self, case_ids: list[str] | None) -> list[Run]:
+        level = machine_keys.level_of(self.machine_key)
+        runs = []
+        for key in (self.machine_key, *self.legacy):
+            found = [Run.from_json(d) for d in self.store.runs(
+                case_ids=case_ids, machine_key=key, exclude_session=self.exclude_session)]
+            runs += [machine_keys.with_isa(r, level) for r in found] if key in self.legacy \
+                and level else found
+        return sorted(runs, key=lambda r: r.when) if self.legacy else runs
 
 
 def session_row(session: str, kind: SessionKind, tier: str, machine_key: str) -> SessionRow:

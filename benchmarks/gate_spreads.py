@@ -1,0 +1,202 @@
+"""How much each gated figure moves from one session to the next on this machine, quiet or
+beside a busy neighbour: the measurement the gate's CPU floors and its history length rest on
+(docs/gate.md, "Short histories").
+
+`run` measures: --sessions sessions of the smoke tier (or -k's cases), one after the other, each
+a fresh `pytest perf/` process with gating off and a history folder of its own; with
+--neighbour busy a process spins on one core for the whole time (the load another job's worker
+puts on a 2-core runner). Every case's figures of every session are appended to a JSON-lines
+file, one line a run, so that sessions spread over several days add to one record:
+
+    python benchmarks/gate_spreads.py run --sessions 10 --neighbour quiet
+    python benchmarks/gate_spreads.py run --sessions 10 --neighbour busy
+
+`report` reads such files (gzip too) and prints, per figure, how far runs of one case move
+between sessions (robust spread, the largest ratio between two sessions, compile time's largest
+gap in seconds), and what the short-history rule would say of unchanged code: every session
+taken in turn as tonight's, against each window of the k sessions before it, for k = 1 to 12,
+the share of nights that a threshold of z times the history's spread (never below the floor)
+would flag, and the share beyond the gross factor:
+
+    python benchmarks/gate_spreads.py report benchmarks/data/gate_spreads/*.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tfperf.gate import statistics
+from tfperf.ground.machine import detect
+from tfperf.storage import session_files
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "gate_spreads"
+FIGURES = [m.name for m in statistics.METRICS]
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _session(number: int, pytest_args: Sequence[str], folder: Path) -> list[dict[str, Any]]:
+    """One smoke session with gating off and a history of its own: its runs' figures."""
+    history = folder / f"history{number}"
+    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
+                           "--perf-gate=off", f"--perf-history={history}", *pytest_args],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        print(done.stdout[-2000:] + done.stderr[-2000:], file=sys.stderr)
+    runs = [run for path in sorted((history / "results").glob("*.json"))
+            for run in session_files.read_session(path)]
+    return [{"case_id": r.case_id, "session": r.session, "when": r.when,
+             **{name: r.value(name) for name in FIGURES}} for r in runs]
+
+
+def run(args: argparse.Namespace) -> int:
+    machine = detect()
+    out = args.out or DATA / f"{machine.key()}-{args.neighbour}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    neighbour = None
+    if args.neighbour == "busy":
+        neighbour = multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
+        neighbour.start()
+    folder = Path(tempfile.mkdtemp(prefix="gate-spreads-"))
+    try:
+        for number in range(1, args.sessions + 1):
+            started = time.monotonic()
+            rows = _session(number, args.pytest_args, folder)
+            with out.open("a", encoding="utf-8") as sink:
+                for row in rows:
+                    sink.write(json.dumps({**row, "machine_key": machine.key(),
+                                           "neighbour": args.neighbour}) + "\n")
+            print(f"session {number} of {args.sessions}: {len(rows)} runs, "
+                  f"{time.monotonic() - started:.0f} s -> {out}", flush=True)
+    finally:
+        if neighbour is not None:
+            neighbour.terminate()
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def _rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
+    for path in paths:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as lines:
+            yield from (json.loads(line) for line in lines if line.strip())
+
+
+def _series(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], list[float]]:
+    """(machine key and neighbour, case, figure) -> the figure's values in session order."""
+    found: dict[tuple[str, str, str], list[tuple[str, float]]] = defaultdict(list)
+    for row in rows:
+        group = f"{row['machine_key']} ({row['neighbour']})"
+        for name in FIGURES:
+            if row.get(name) is not None:
+                found[group, row["case_id"], name].append((row["when"], float(row[name])))
+    return {key: [v for _, v in sorted(values)] for key, values in found.items()}
+
+
+def _worse(name: str, now: float, baseline: float) -> float:
+    """Relative worsening of `now` against `baseline` (positive: worse)."""
+    higher_is_better = name in ("examples_per_sec", "scaling_efficiency")
+    change = now / baseline - 1
+    return -change if higher_is_better else change
+
+
+def flag_rates(values: Sequence[float], name: str, k: int, z: float, floor: float,
+               gross: float) -> tuple[int, int, int]:
+    """(nights judged, nights flagged, nights beyond `gross`) for unchanged code: each value
+    after the first k, against the k before it, by the short-history rule."""
+    judged = flagged = beyond = 0
+    for tonight in range(k, len(values)):
+        history = values[tonight - k:tonight]
+        baseline = float(np.median(history))
+        if baseline <= 0:
+            continue
+        spread = max(statistics.relative_sigma(history), statistics.MIN_RELATIVE_SIGMA)
+        worse = _worse(name, values[tonight], baseline)
+        judged += 1
+        flagged += worse > max(floor, z * spread)
+        beyond += worse > gross - 1
+    return judged, flagged, beyond
+
+
+def report(args: argparse.Namespace) -> int:
+    series = _series(list(_rows(args.files)))
+    groups = sorted({group for group, _, _ in series})
+    for group in groups:
+        print(f"\n## {group}\n")
+        print("| figure | cases | sessions (median) | robust spread: median, max | largest ratio "
+              "between two sessions | largest gap |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for name in FIGURES:
+            found = {case: v for (g, case, n), v in series.items() if g == group and n == name
+                     and len(v) >= 2}
+            if not found:
+                continue
+            spreads = [statistics.relative_sigma(v) for v in found.values()]
+            ratios = [max(v) / min(v) for v in found.values() if min(v) > 0]
+            gaps = [max(v) - min(v) for v in found.values()]
+            unit = " s" if name == "compile_cpu_s" else ""
+            print(f"| {name} | {len(found)} | {int(np.median([len(v) for v in found.values()]))} "
+                  f"| {np.median(spreads):.1%}, {max(spreads):.1%} | {max(ratios):.2f} "
+                  f"| {max(gaps):.3g}{unit} |")
+        print(f"\nUnchanged code judged by the short-history rule (z={args.z}), nights flagged "
+              "of nights judged, over every case:\n")
+        print("| figure | floor | " + " | ".join(f"k={k}" for k in args.k) + " |")
+        print("| --- | --- | " + " | ".join("---" for _ in args.k) + " |")
+        for name in FIGURES:
+            floor = args.floors[FIGURES.index(name)]
+            cells = []
+            for k in args.k:
+                judged = flagged = 0
+                for (g, _, n), values in series.items():
+                    if g == group and n == name:
+                        counts = flag_rates(values, name, k, args.z, floor, args.gross)
+                        judged, flagged = judged + counts[0], flagged + counts[1]
+                cells.append(f"{flagged}/{judged}" if judged else "-")
+            print(f"| {name} | {floor:.0%} | " + " | ".join(cells) + " |")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    measure = commands.add_parser("run", help="measure sessions and append their runs")
+    measure.add_argument("--sessions", type=int, default=10)
+    measure.add_argument("--neighbour", choices=("quiet", "busy"), default="quiet")
+    measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
+    measure.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    judge = commands.add_parser("report", help="the spreads and the short-history rule's "
+                                               "flags in kept files")
+    judge.add_argument("files", nargs="+", type=Path)
+    judge.add_argument("--z", type=float, default=statistics.GateSettings().z)
+    judge.add_argument("--floors", type=lambda s: [float(x) for x in s.split(",")],
+                       default=[0.05, 0.05, 0.10, 0.25],
+                       help="per figure, in the order " + ", ".join(FIGURES))
+    judge.add_argument("--k", type=lambda s: [int(x) for x in s.split(",")],
+                       default=[1, 2, 3, 4, 5, 6, 8, 10, 12])
+    judge.add_argument("--gross", type=float, default=2.0)
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -97,8 +97,10 @@ def test_floors_take_the_longest_matching_pattern(tmp_path: Path) -> None:
 
 def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
         tmp_path: Path) -> None:
-    history = Sources(None, [run(1000, d, compile_s=2.0 + 0.01 * (d % 3),
-                                 memory=1e8 * (1 + 0.001 * (d % 3))) for d in range(1, 13)])
+    # Figures well above their absolute floors (1 s of compile, 32 MiB), so that the relative
+    # ones decide (the absolute floors: test_gate_statistics.py).
+    history = Sources(None, [run(1000, d, compile_s=10.0 + 0.05 * (d % 3),
+                                 memory=1e9 * (1 + 0.001 * (d % 3))) for d in range(1, 13)])
 
     def statuses(now: Run, rules: gate_rules.GateRules) -> dict[str, str]:
         gate = case_verdict.assess(now, history, rules, GateSettings())
@@ -106,23 +108,28 @@ def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
 
     # 20% longer compiles and 8% more memory: beyond the noise, within the default floors
     # (25% and 10%); throughput's 5% would have failed both.
-    within = statuses(run(1000, 20, compile_s=2.4, memory=1.08e8), gate_rules.GateRules({}))
+    within = statuses(run(1000, 20, compile_s=12.0, memory=1.08e9), gate_rules.GateRules({}))
     assert within == {"examples_per_sec": "ok", "peak_memory_bytes": "ok",
                       "compile_cpu_s": "ok"}
-    beyond = statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), gate_rules.GateRules({}))
+    beyond = statuses(run(1000, 20, compile_s=13.0, memory=1.12e9), gate_rules.GateRules({}))
     assert beyond["compile_cpu_s"] == beyond["peak_memory_bytes"] == statistics.FLAGGED
     (tmp_path / "gate.toml").write_text('[floors]\n"resnet20-" = 0.5\n[memory_floors]\n'
                                         '"resnet20-" = 0.2\n[compile_floors]\n"xla_off" = 0.4\n')
     rules = gate_rules.load(tmp_path)
     assert (rules.floor(CASE, 0.05), rules.floor(CASE, 0.1, "memory_floors"),
             rules.floor(CASE, 0.25, "compile_floors")) == (0.5, 0.2, 0.4)
-    assert statuses(run(1000, 20, compile_s=2.6, memory=1.12e8), rules) == within
+    assert statuses(run(1000, 20, compile_s=13.0, memory=1.12e9), rules) == within
     # Confirmed by the figure alone, as peak memory is, then a regression naming it.
     concluded = case_verdict.conclude(
-        case_verdict.assess(run(1000, 20, compile_s=4.0), history, rules, GateSettings()),
-        None, rules, GateSettings(), TODAY)
+        case_verdict.assess(run(1000, 20, compile_s=20.0, memory=1e9), history, rules,
+                            GateSettings()), None, rules, GateSettings(), TODAY)
     assert concluded.failed and [v.metric.label for v in concluded.verdicts
                                  if v.status == statistics.REGRESSION] == ["compile time"]
+    # Its reason, as the run keeps it: the figure, the change, the threshold and how it was set.
+    assert case_verdict.reason(concluded).startswith(
+        "regression: compile time +99.0% (20 s against the median 10.1 s; threshold 40.0%: "
+        "robust z beyond 4 and the floor 40.0%, 12 runs): regression; again +99.0% worse; "
+        "throughput +0.0%; peak memory -0.1%"), case_verdict.reason(concluded)
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -176,3 +183,25 @@ def test_sessions_from_refuses_what_it_cannot_use_before_anything_runs(
         refresh.main(["--sessions-from", str(tmp_path / "none"), *extra])
     assert exited.value.code == 2
     assert message in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_a_kept_run_judged_again_meets_its_history_and_its_re_run_and_says_the_same() -> None:
+    """What the standalone gate does with a session file: the kept run, its kept re-run, and
+    the history before it (a later night's runs are not its history)."""
+    nightly = [run(1000 + d, d) for d in range(1, 13)]
+    later = [run(600, d) for d in range(21, 25)]  # after it: not what it was judged against
+    sources = Sources(None, nightly)
+    tonight, again = run(800, 20), run(810, 20)
+    first = case_verdict.conclude(case_verdict.assess(tonight, sources, gate_rules.GateRules({}),
+                                                      GateSettings()),
+                                  again, gate_rules.GateRules({}), GateSettings(), TODAY)
+    kept = Run.from_json(tonight.judged(first.status, case_verdict.reason(first),
+                                        again).to_json())
+    assert kept.reason == case_verdict.reason(first) and kept.reason.startswith(
+        "regression: throughput -20.5% (800 against the median 1.01e+03; threshold 5.0%: robust "
+        "z beyond 4 and the floor 5.0%, 12 runs): regression; again +19.5% worse, Mann-Whitney")
+    replay = Sources(None, nightly + later)
+    judged = case_verdict.conclude(case_verdict.assess(kept, replay, gate_rules.GateRules({}),
+                                                       GateSettings()),
+                                   kept.again(), gate_rules.GateRules({}), GateSettings(), TODAY)
+    assert case_verdict.reason(judged) == kept.reason

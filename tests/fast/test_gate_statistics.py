@@ -20,7 +20,7 @@ def test_a_significant_slowdown_beyond_the_floor_is_flagged() -> None:
     verdict = statistics.judge(THROUGHPUT, 900.0, steady(25, 0.01), SETTINGS, SETTINGS.floor)
     assert verdict.status == statistics.FLAGGED
     assert verdict.z is not None and verdict.z > SETTINGS.z
-    assert verdict.method == "robust z, 25 runs"
+    assert verdict.method == "robust z beyond 4 and the floor 5.0%, 25 runs"
     assert verdict.change == pytest.approx(-0.1, abs=0.01)
 
 
@@ -59,33 +59,65 @@ def test_identical_history_does_not_make_every_difference_significant() -> None:
     assert statistics.judge(THROUGHPUT, 900.0, history, SETTINGS, SETTINGS.floor).status == statistics.FLAGGED
 
 
-def test_short_history_uses_a_spread_threshold_never_tighter_than_the_floor() -> None:
-    # Four runs with 1% spread: 4 sigma is 4%, so the 5% floor rules.
-    quiet = statistics.judge(THROUGHPUT, 940.0, steady(4, 0.01), SETTINGS, SETTINGS.floor)
-    assert quiet.method.endswith("4 runs") and quiet.threshold == pytest.approx(0.05)
+def test_a_short_history_uses_a_spread_threshold_never_tighter_than_the_floor() -> None:
+    # Six runs with 1% spread: 4 sigma is 4%, so the 5% floor rules.
+    quiet = statistics.judge(THROUGHPUT, 940.0, steady(6, 0.01), SETTINGS, SETTINGS.floor)
+    assert quiet.method.endswith("6 runs") and quiet.threshold == pytest.approx(0.05)
     assert quiet.status == statistics.FLAGGED
-    # Four runs spread by 3.7% (robust sigma): the threshold widens to 4 x 3.7%.
-    noisy = statistics.judge(THROUGHPUT, 900.0, [1000.0, 950.0, 1050.0, 1000.0], SETTINGS,
-                       SETTINGS.floor)
-    assert noisy.threshold == pytest.approx(4 * 1.4826 * 25 / 1000)
+    # Six runs spread by 3.7% (robust sigma): the threshold widens to 4 x 3.7%.
+    noisy = statistics.judge(THROUGHPUT, 900.0, [1000.0, 950.0, 1050.0, 1000.0, 950.0, 1050.0],
+                             SETTINGS, SETTINGS.floor)
+    assert noisy.threshold == pytest.approx(4 * 1.4826 * 50 / 1000)
     assert noisy.status == statistics.OK
 
 
-def test_one_run_of_history_falls_back_on_the_spread_of_its_rounds() -> None:
+@pytest.mark.parametrize("runs", [1, 2, 4])
+def test_a_history_too_short_to_know_its_noise_passes_all_but_a_gross_change(runs: int) -> None:
+    history = [1000.0, 1001.0, 999.0, 1000.0][:runs]
+    for now in (700.0, 510.0):  # -30%, -49%: noise or not, a short history cannot tell
+        verdict = statistics.judge(THROUGHPUT, now, history, SETTINGS, SETTINGS.floor)
+        assert verdict.status == statistics.BUILDING
+        assert verdict.method.startswith(f"building history ({runs} of {SETTINGS.settle})")
+    # Half the speed: a kernel fallback, whatever the history.
+    gross = statistics.judge(THROUGHPUT, 490.0, history, SETTINGS, SETTINGS.floor)
+    assert gross.status == statistics.FLAGGED and gross.threshold == pytest.approx(0.5)
+    assert "only a change of 2x fails" in gross.described()
+
+
+def test_a_compile_that_moves_by_less_than_its_absolute_floor_is_not_a_change() -> None:
+    compile_time = next(m for m in statistics.METRICS if m.name == "compile_cpu_s")
+    # The issue-52 night: 0.544 s, then 1.257 s (+131%) with one run of history.
+    said = statistics.judge(compile_time, 1.257, [0.544], SETTINGS, 0.25)
+    assert said.status == statistics.BUILDING
+    # 3x and over a second more: gross, however short the history.
+    assert statistics.judge(compile_time, 5.5, [0.544], SETTINGS, 0.25).status == \
+        statistics.FLAGGED
+    # With enough history, +0.5 s on 0.5 s is +100%, beyond the relative floor, but below the
+    # absolute one (1 s): the threshold is 200% there.
+    history = [0.50, 0.52, 0.49, 0.51, 0.50, 0.50]
+    small = statistics.judge(compile_time, 1.0, history, SETTINGS, 0.25)
+    assert small.status == statistics.OK and small.threshold == pytest.approx(1.0 / 0.5)
+    assert statistics.judge(compile_time, 1.6, history, SETTINGS, 0.25).status == \
+        statistics.FLAGGED
+
+
+def test_the_rounds_spread_widens_the_threshold_of_runs_that_agree() -> None:
     rounds = [[1000.0, 1100.0, 900.0, 1050.0, 950.0]]
     within = statistics.within_run_spread(rounds)
     assert within == pytest.approx(0.074, abs=0.001)
-    verdict = statistics.judge(THROUGHPUT, 750.0, [1000.0], SETTINGS, SETTINGS.floor, within)
+    history = [1000.0, 1000.5, 999.5, 1000.0, 1000.0]
+    verdict = statistics.judge(THROUGHPUT, 750.0, history, SETTINGS, SETTINGS.floor, within)
     assert verdict.threshold == pytest.approx(4 * within)
     assert verdict.status == statistics.OK  # -25% is within 4 sigma of these rounds
-    assert statistics.judge(THROUGHPUT, 600.0, [1000.0], SETTINGS, SETTINGS.floor,
-                      within).status == statistics.FLAGGED
+    assert statistics.judge(THROUGHPUT, 600.0, history, SETTINGS, SETTINGS.floor,
+                            within).status == statistics.FLAGGED
 
 
 def test_a_kept_spread_widens_the_threshold_after_a_marked_change() -> None:
-    fresh = statistics.judge(THROUGHPUT, 880.0, [1000.0, 1001.0], SETTINGS, SETTINGS.floor)
-    kept = statistics.judge(THROUGHPUT, 880.0, [1000.0, 1001.0], SETTINGS, SETTINGS.floor,
-                      kept_spread=0.04)
+    history = [1000.0, 1001.0, 1000.0, 999.0, 1000.0]
+    fresh = statistics.judge(THROUGHPUT, 880.0, history, SETTINGS, SETTINGS.floor)
+    kept = statistics.judge(THROUGHPUT, 880.0, history, SETTINGS, SETTINGS.floor,
+                            kept_spread=0.04)
     assert (fresh.status, kept.status) == (statistics.FLAGGED, statistics.OK)
 
 

@@ -69,8 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
         return 2
     today = datetime.date.today()
-    gates = [case_verdict.conclude(case_verdict.assess(run, sources, rules, settings), None, rules,
-                                settings, today) for run in runs]
+    # Each run confirmed by its kept re-run, as in its session: judged again, the same reason.
+    gates = [case_verdict.conclude(case_verdict.assess(run, sources, rules, settings), run.again(),
+                                   rules, settings, today) for run in runs]
     store.close()
     text = summary_and_trends.markdown(gates, f"{args.session.name} on {key}")
     print(text)

@@ -95,7 +95,9 @@ def comparable(run: Run, sources: Sources, limit: int) -> tuple[list[Run], str, 
     baseline = sources.entry.cases.get(run.case_id) if sources.entry else None
     since = baseline.history_since if baseline else ""
     candidates = list(baseline.runs if baseline else ()) + [
-        r for r in sources.runs_of(run.case_id) if r.when >= since and r.session != run.session]
+        r for r in sources.runs_of(run.case_id)
+        # Only runs before it: a kept run judged again meets the history it met.
+        if since <= r.when < run.when and r.session != run.session]
     candidates = [r for r in candidates if r.verdict not in EXCLUDED_VERDICTS]
     candidates.sort(key=lambda r: r.when)
     same = [r for r in candidates if r.fingerprint.key == run.fingerprint.key][-limit:]
@@ -166,7 +168,8 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
 
 def _overall(verdicts: Sequence[MetricVerdict]) -> MetricStatus:
     statuses = {v.status for v in verdicts}
-    for status in (statistics.REGRESSION, statistics.FLAGGED, statistics.NOT_CONFIRMED, statistics.FASTER):
+    for status in (statistics.REGRESSION, statistics.FLAGGED, statistics.NOT_CONFIRMED,
+                   statistics.FASTER, statistics.BUILDING):
         if status in statuses:
             return status
     return statistics.OK if verdicts else statistics.NO_HISTORY
@@ -180,6 +183,7 @@ def extra_info(verdict: CaseGate, again: Run | None) -> dict[str, Any]:
         "fingerprint_key": verdict.run.fingerprint.key,
         "fingerprint_differs": verdict.fingerprint_note or None,
         "soft_differences": verdict.soft_note or None,
+        "reason": reason(verdict),
         "waiver": verdict.waiver_note or None,
         "not_judged": verdict.unjudged or None,
         "rerun_examples_per_sec": again.examples_per_sec if again else None,
@@ -190,12 +194,36 @@ def extra_info(verdict: CaseGate, again: Run | None) -> dict[str, Any]:
     }
 
 
+def reason(verdict: CaseGate) -> str:
+    """Why the case got its verdict, in one line: kept with the run (its `reason`) and shown
+    wherever the verdict is. The figures that decided it in full (the change, the threshold and
+    how it was set, the history, the confirmation), the others by their change."""
+    if verdict.unjudged:
+        return verdict.unjudged
+    if verdict.status == FINGERPRINT_DIFFERS:
+        return f"fingerprint differs from its history: {verdict.fingerprint_note}"
+    if not verdict.verdicts:
+        return "no history: no comparable runs stored"
+    quiet = (statistics.OK, statistics.BUILDING)
+    deciding = [v for v in verdict.verdicts if v.status not in quiet]
+    parts = [v.described() for v in deciding]
+    if not deciding:  # every figure within its threshold: say the threshold once
+        first = verdict.verdicts[0]
+        parts.append(first.described())
+        deciding = [first]
+    parts += [f"{v.metric.label} {v.change:+.1%}" for v in verdict.verdicts
+              if v not in deciding and v.change is not None]
+    said = f"{verdict.status}: " + "; ".join(parts)
+    return said + (f"; {verdict.waiver_note}" if verdict.waiver_note else "")
+
+
 def regression_message(verdict: CaseGate) -> str:
     parts = []
     for v in verdict.verdicts:
         if v.status == statistics.REGRESSION:
-            assert v.baseline is not None and v.z is not None and v.threshold is not None
+            assert v.baseline is not None and v.threshold is not None
+            z = f", z={v.z:.1f}" if v.z is not None else ""  # none while history builds
             parts.append(f"{v.metric.label} {v.slowdown:.1%} worse than its history's median "
-                         f"({v.now:.4g} vs {v.baseline:.4g}, z={v.z:.1f}, {v.method}; effect "
+                         f"({v.now:.4g} vs {v.baseline:.4g}{z}, {v.method}; effect "
                          f"floor {v.threshold:.1%}); confirmed: {v.note}")
     return "; ".join(parts) + (f"; {verdict.waiver_note}" if verdict.waiver_note else "")

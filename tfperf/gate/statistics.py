@@ -4,10 +4,14 @@ and beyond an effect that matters?
 A figure is flagged when its slowdown is both significant (one-sided robust z-score against the
 per-run medians of its history: median and MAD) and larger than the effect floor. With little
 history (fewer than `min_history` runs) the significance test becomes a percentage threshold
-derived from the measured spread, never tighter than the floor. A flagged throughput is
-confirmed by a one-sided Mann-Whitney U test of the re-run's rounds against the stored rounds,
-and by the re-run being slower by the same effect; scaling efficiency, peak memory and compile
-time, one figure per run, by the effect alone. Pure functions: no files, no TensorFlow.
+derived from the measured spread, never tighter than the floor. Below `settle` runs the history
+cannot yet say what its noise is: the figure is `building history (k of N)` and passes, unless
+the change is gross (Metric.gross: a kernel fallback, not noise). Where a relative floor means
+nothing at small values (a 0.5 s compile that moves by 0.5 s), an absolute floor holds too.
+A flagged throughput is confirmed by a one-sided Mann-Whitney U test of the re-run's rounds
+against the stored rounds, and by the re-run being slower by the same effect; scaling
+efficiency, peak memory and compile time, one figure per run, by the effect alone. Pure
+functions: no files, no TensorFlow.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ MIN_RELATIVE_SIGMA = 0.002
 class GateSettings:
     z: float = 4.0  # one-sided robust z beyond which a slowdown is significant
     floor: float = 0.05  # the least relative slowdown that fails a case
+    # Fewer runs: building history, only a gross change fails (docs/gate.md, "Short histories").
+    settle: int = 5
     min_history: int = 10  # fewer runs: the spread-derived percentage threshold instead
     history_limit: int = 30  # the most recent runs that make the baseline
     alpha: float = 0.01  # Mann-Whitney U significance of the re-run's confirmation
@@ -49,22 +55,30 @@ class Metric:
     label: str
     higher_is_better: bool
     floors: str = "floors"  # the table of gate.toml that holds its per-case floors
+    # While the history is building: worse by this factor fails anyway (a kernel fallback, XLA
+    # off by mistake), beyond any session-to-session ratio measured (docs/gate.md).
+    gross: float = 2.0
+    absolute: float = 0.0  # the least change, in the figure's units, that counts (0: none)
+    unit: str = ""
 
 
 THROUGHPUT = Metric("examples_per_sec", "throughput", True)
 METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
-           Metric("peak_memory_bytes", "peak memory", False, "memory_floors"),
-           Metric("compile_cpu_s", "compile time", False, "compile_floors"))
+           Metric("peak_memory_bytes", "peak memory", False, "memory_floors", gross=1.5,
+                  absolute=32 * 2**20, unit="B"),
+           Metric("compile_cpu_s", "compile time", False, "compile_floors", gross=3.0,
+                  absolute=1.0, unit="s"))
 FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
 # What one figure's verdict can say: a Literal, so that a misspelt status is a type error.
 MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster: baseline stale",
-                       "no history"]
+                       "building history", "no history"]
 OK: Final = "ok"
 FLAGGED: Final = "flagged"
 REGRESSION: Final = "regression"
 NOT_CONFIRMED: Final = "not confirmed"
 FASTER: Final = "faster: baseline stale"
+BUILDING: Final = "building history"
 NO_HISTORY: Final = "no history"
 
 
@@ -88,6 +102,30 @@ class MetricVerdict:
         if self.change is None:
             return 0.0
         return -self.change if self.metric.higher_is_better else self.change
+
+    def described(self) -> str:
+        """The figure's verdict with its reason: the change, the threshold and how it was
+        set, the history it was judged against, and the confirmation's word."""
+        if self.baseline is None or self.change is None:
+            return f"{self.metric.label}: {self.status} ({self.note or self.method})"
+        said = (f"{self.metric.label} {self.change:+.1%} ({_amount(self.now, self.metric)} "
+                f"against the median {_amount(self.baseline, self.metric)}")
+        if self.threshold is not None:
+            said += f"; threshold {self.threshold:.1%}"
+        said += f": {self.method})"
+        word = {BUILDING: "", OK: "", FASTER: ": baseline stale"}.get(self.status, f": {self.status}")
+        return said + word + (f"; {self.note}" if self.note else "")
+
+
+def _amount(value: float, metric: Metric) -> str:
+    if metric.unit == "B":
+        return f"{value / 2**20:.1f} MiB"
+    return f"{value:.3g}{' ' + metric.unit if metric.unit else ''}"
+
+
+def _gross_threshold(metric: Metric) -> float:
+    """The relative worsening a change by the gross factor is."""
+    return 1 - 1 / metric.gross if metric.higher_is_better else metric.gross - 1
 
 
 def relative_sigma(values: Sequence[float]) -> float:
@@ -116,24 +154,37 @@ def judge(metric: Metric, now: float, history: Sequence[float], settings: GateSe
     baseline = float(np.median(history))
     change = now / baseline - 1
     sign = 1.0 if metric.higher_is_better else -1.0
+    # A change smaller than the figure's absolute floor is not one, whatever its share.
+    absolute = metric.absolute / abs(baseline) if baseline else 0.0
+    if len(history) < settings.settle:
+        effect = max(_gross_threshold(metric), absolute)
+        worse = -sign * change
+        building = f"building history ({len(history)} of {settings.settle})"
+        method = f"{building}: only a change of {metric.gross:g}x fails"
+        if metric.absolute:
+            method += f" and of {_amount(metric.absolute, metric)}"
+        status: MetricStatus = FLAGGED if worse > effect else BUILDING
+        return MetricVerdict(metric, status, now, baseline, change, None, effect, method,
+                             (baseline * (1 - effect), baseline * (1 + effect)))
     if len(history) >= settings.min_history:
         sigma = max(relative_sigma(history), MIN_RELATIVE_SIGMA) * abs(baseline)
         z = sign * (baseline - now) / sigma
-        effect = floor
-        method = f"robust z, {len(history)} runs"
+        effect = max(floor, absolute)
+        method = f"robust z beyond {settings.z:g} and the floor {effect:.1%}, {len(history)} runs"
         slower = z > settings.z and -sign * change > effect
         faster = z < -settings.z and sign * change > effect
         band_half = settings.z * sigma
     else:
         between = relative_sigma(history)
         spread = max(between, within_spread, kept_spread or 0.0, MIN_RELATIVE_SIGMA)
-        effect = max(floor, settings.z * spread)
+        effect = max(floor, settings.z * spread, absolute)
         z = -sign * change / spread
-        method = f"spread {spread:.1%} x z, {len(history)} runs"
+        method = (f"the larger of spread {spread:.1%} x z {settings.z:g} and the floor "
+                  f"{max(floor, absolute):.1%}, {len(history)} runs")
         slower = -sign * change > effect
         faster = sign * change > effect
         band_half = effect * abs(baseline)
-    status: MetricStatus = FLAGGED if slower else FASTER if faster else OK
+    status = FLAGGED if slower else FASTER if faster else OK
     return MetricVerdict(metric, status, now, baseline, change, z, effect, method,
                          (baseline - band_half, baseline + band_half))
 
@@ -156,7 +207,7 @@ def confirm(verdict: MetricVerdict, again: float, again_rounds: Sequence[float],
         p_value = float(mannwhitneyu(again_rounds, stored_rounds, alternative="less").pvalue)
         significant = p_value < settings.alpha
     confirmed = significant and slowdown > verdict.threshold
-    note = (f"again {slowdown:+.1%} slower" + (f", Mann-Whitney p={p_value:.2g}"
+    note = (f"again {slowdown:+.1%} worse" + (f", Mann-Whitney p={p_value:.2g}"
                                                 if p_value is not None else ""))
     return replace(verdict, status=REGRESSION if confirmed else NOT_CONFIRMED,
                    p_value=p_value, note=note)

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tfperf.gate import statistics
-from tfperf.gate.case_verdict import CaseGate
+from tfperf.gate.case_verdict import CaseGate, reason
 from tfperf.storage.results_store import FailureRow
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -35,17 +34,12 @@ def markdown(gates: Sequence[CaseGate], title: str, failures: Sequence[FailureRo
     lines = [f"## tfperf gate: {title}", "",
              f"{len(gates)} cases gated, {failed} confirmed regression"
              f"{'s' if failed != 1 else ''}, {len(failures)} failed before the gate.", "",
-             "| case | verdict | examples/s | baseline | change | z | history | note |",
+             "| case | verdict | examples/s | baseline | change | z | history | reason |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
     lines += [_failure_line(f) for f in failures]
     for g in gates:
         v = g.throughput
-        notes = [n for n in (g.unjudged, g.fingerprint_note, g.waiver_note, g.soft_note and
-                             f"soft facts differ: {g.soft_note}") if n]
-        notes += [f"{x.metric.label}: {x.status} ({x.note or x.method})" for x in g.verdicts
-                  if x.status != statistics.OK and x.metric != statistics.THROUGHPUT]
-        if v and v.note:
-            notes.append(v.note)
+        notes = [reason(g)] + ([f"soft facts differ: {g.soft_note}"] if g.soft_note else [])
         if g.profile:
             notes.append(f"profile: `tensorboard --logdir {g.profile}`")
         verdict = f"**{g.status}**" if g.failed else g.status

@@ -270,7 +270,7 @@ class CaseRunner:
         throttles = gpu_telemetry.throttled(info["gpu_telemetry"])
         if throttles:
             record.gate = case_verdict.not_judged(run, throttles)
-            record.run = replace(run, verdict=record.gate.status)
+            record.run = run.judged(record.gate.status, case_verdict.reason(record.gate), None)
             info["gate"] = case_verdict.extra_info(record.gate, None)
             benchmark.extra_info.update(info)
             return
@@ -288,8 +288,7 @@ class CaseRunner:
             else:  # a slowdown not confirmed needs no diagnosis
                 shutil.rmtree(profile, ignore_errors=True)
         record.gate = verdict
-        record.run = replace(run, verdict=verdict.status, rerun_round_examples_per_sec=(
-            again.round_examples_per_sec if again else ()))
+        record.run = run.judged(verdict.status, case_verdict.reason(verdict), again)
         info["gate"] = case_verdict.extra_info(verdict, again)
         benchmark.extra_info.update(info)
         if verdict.failed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tfperf.gate import case_verdict
 from tfperf.measure.case_record import CaseRecord
 
 
@@ -55,16 +56,10 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
     for record in records:
         if record.failure is not None:
             lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")
-        elif record.gate is not None:
-            notes = [n for n in (record.gate.unjudged,
-                                 record.gate.fingerprint_note and "fingerprint differs from "
-                                 f"its history: {record.gate.fingerprint_note}",
-                                 record.gate.waiver_note,
-                                 record.gate.soft_note and "soft facts differ: "
-                                 f"{record.gate.soft_note}") if n]
-            notes += [f"{v.metric.label} {v.status}: {v.note}" for v in record.gate.verdicts
-                      if v.note and v.status != "ok"]
-            lines.extend(f"{record.case.id}: {note}" for note in notes)
+        elif record.gate is not None:  # every verdict with its reason
+            lines.append(f"{record.case.id}: {case_verdict.reason(record.gate)}")
+            if record.gate.soft_note:
+                lines.append(f"{record.case.id}: soft facts differ: {record.gate.soft_note}")
         info = record.extra_info
         lines.extend(f"{record.case.id}: figure flagged: {said}"
                      for said in info.get("figures_flagged", []))

@@ -36,8 +36,10 @@ RUN: dict[str, Any] = {
         "peak_memory_bytes": _OPTIONAL_NUMBER,
         "compile_cpu_s": _OPTIONAL_NUMBER,
         "verdict": {"type": "string"},
+        "reason": {"type": "string"},
         "rerun_round_examples_per_sec": _RATES,
         "wall_s": _OPTIONAL_NUMBER,
+        "rerun": {"type": "object", "additionalProperties": _OPTIONAL_NUMBER},
     },
 }
 

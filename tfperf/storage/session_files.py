@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,8 @@ from tfperf.storage.files import read_json, write_growing
 from tfperf.storage.fingerprint import Fingerprint
 
 SESSION_FORMAT = formats.SESSION_FORMAT
+# The figures the gate judges (gate.statistics.METRICS'), each a Run attribute.
+GATED = ("examples_per_sec", "scaling_efficiency", "peak_memory_bytes", "compile_cpu_s")
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,33 @@ class Run:
     compile_cpu_s: float | None = None
     commit: str = ""
     verdict: str = ""  # what the gate said when it ran ("" for a refresh's sessions)
+    reason: str = ""  # why, in one line (gate.case_verdict.reason); "" in files kept before it
     rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
     wall_s: float | None = None  # the case, start to finish: what a plan's estimate reads
+    # The re-run's gated figures (GATED), so that the kept run is judged again as it was.
+    rerun: dict[str, float | None] = field(default_factory=dict)
 
     def value(self, metric: str) -> float | None:
         value = getattr(self, metric)
         return float(value) if value is not None else None
+
+    def judged(self, verdict: str, reason: str, again: Run | None) -> Run:
+        """This run as kept after the gate: its verdict, why, and what its re-run measured."""
+        return replace(self, verdict=verdict, reason=reason, rerun_round_examples_per_sec=(
+            again.round_examples_per_sec if again else ()),
+            rerun={name: again.value(name) for name in GATED} if again else {})
+
+    def again(self) -> Run | None:
+        """The re-run the gate confirmed with, rebuilt from what was kept; None if none ran
+        (or the file was kept before re-runs' figures were)."""
+        if not self.rerun or not self.rerun_round_examples_per_sec:
+            return None
+        kept = self.rerun
+        return replace(self, round_examples_per_sec=self.rerun_round_examples_per_sec,
+                       examples_per_sec=kept.get("examples_per_sec") or self.examples_per_sec,
+                       scaling_efficiency=kept.get("scaling_efficiency"),
+                       peak_memory_bytes=kept.get("peak_memory_bytes"),
+                       compile_cpu_s=kept.get("compile_cpu_s"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,9 +76,9 @@ class Run:
             "round_examples_per_sec": list(self.round_examples_per_sec),
             "scaling_efficiency": self.scaling_efficiency,
             "peak_memory_bytes": self.peak_memory_bytes, "compile_cpu_s": self.compile_cpu_s,
-            "verdict": self.verdict,
+            "verdict": self.verdict, "reason": self.reason,
             "rerun_round_examples_per_sec": list(self.rerun_round_examples_per_sec),
-            "wall_s": self.wall_s,
+            "wall_s": self.wall_s, "rerun": dict(self.rerun),
         }
 
     @classmethod
@@ -69,10 +92,12 @@ class Run:
             scaling_efficiency=_number(data.get("scaling_efficiency")),
             peak_memory_bytes=_number(data.get("peak_memory_bytes")),
             compile_cpu_s=_number(data.get("compile_cpu_s")),
-            verdict=str(data.get("verdict", "")),
+            verdict=str(data.get("verdict", "")), reason=str(data.get("reason", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),
             wall_s=_number(data.get("wall_s")),
+            rerun={name: _number(data.get("rerun", {}).get(name)) for name in GATED
+                   if name in data.get("rerun", {})},
         )
 
 

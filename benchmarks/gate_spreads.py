@@ -71,7 +71,8 @@ def _session(number: int, pytest_args: Sequence[str], folder: Path) -> list[dict
 
 def run(args: argparse.Namespace) -> int:
     machine = detect()
-    out = args.out or DATA / f"{machine.key()}-{args.neighbour}.jsonl"
+    # gzip: appended member by member, read back whole (the raw data is committed compressed).
+    out = args.out or DATA / f"{machine.key()}-{args.neighbour}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
     neighbour = None
     if args.neighbour == "busy":
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         for number in range(1, args.sessions + 1):
             started = time.monotonic()
             rows = _session(number, args.pytest_args, folder)
-            with out.open("a", encoding="utf-8") as sink:
+            opener = gzip.open if out.suffix == ".gz" else open
+            with opener(out, "at", encoding="utf-8") as sink:
                 for row in rows:
                     sink.write(json.dumps({**row, "machine_key": machine.key(),
                                            "neighbour": args.neighbour}) + "\n")

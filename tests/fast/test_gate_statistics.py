@@ -89,15 +89,15 @@ def test_a_compile_that_moves_by_less_than_its_absolute_floor_is_not_a_change() 
     # The issue-52 night: 0.544 s, then 1.257 s (+131%) with one run of history.
     said = statistics.judge(compile_time, 1.257, [0.544], SETTINGS, 0.25)
     assert said.status == statistics.BUILDING
-    # 3x and over a second more: gross, however short the history.
+    # 3x and 1.5 s more: gross, however short the history.
     assert statistics.judge(compile_time, 5.5, [0.544], SETTINGS, 0.25).status == \
         statistics.FLAGGED
-    # With enough history, +0.5 s on 0.5 s is +100%, beyond the relative floor, but below the
-    # absolute one (1 s): the threshold is 200% there.
+    # With enough history, +1 s on 0.5 s is +200%, beyond the relative floor, but below the
+    # absolute one (1.5 s): the threshold is 300% there.
     history = [0.50, 0.52, 0.49, 0.51, 0.50, 0.50]
-    small = statistics.judge(compile_time, 1.0, history, SETTINGS, 0.25)
-    assert small.status == statistics.OK and small.threshold == pytest.approx(1.0 / 0.5)
-    assert statistics.judge(compile_time, 1.6, history, SETTINGS, 0.25).status == \
+    small = statistics.judge(compile_time, 1.5, history, SETTINGS, 0.25)
+    assert small.status == statistics.OK and small.threshold == pytest.approx(1.5 / 0.5)
+    assert statistics.judge(compile_time, 2.1, history, SETTINGS, 0.25).status == \
         statistics.FLAGGED
 
 

@@ -108,7 +108,7 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(
     said = [line for line in compiled.stdout.lines
             if re.match(rf".*{CASE_ID}: regression: .*compile time \d+\.\d% worse than its "
                         r"history's median .*building history \(2 of 5\): only a change of 3x "
-                        r"fails and of 1 s; effect floor \d+\.\d%\); confirmed: again .*", line)]
+                        r"fails and of 1.5 s; effect floor \d+\.\d%\); confirmed: again .*", line)]
     assert said, compiled.stdout.str()
     compile_gate = json.loads((root / "compile.json").read_text())["benchmarks"][0]["extra_info"]
     figure = compile_gate["gate"]["figures"]["compile_cpu_s"]

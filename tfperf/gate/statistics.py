@@ -62,12 +62,16 @@ class Metric:
     unit: str = ""
 
 
+# The gross factors and absolute floors, provisional: beside a busy neighbour on the AVX2-only
+# EPYC, 4 smoke sessions (benchmarks/gate_spreads.py) moved throughput by up to 1.42x, scaling
+# 1.31x, peak memory 1.17x and 32 MiB, compile time 1.97x and 0.8 s on a 1 s compile (2.1 s
+# on 7.6 s). docs/gate.md, "Short histories", has the table they will be set from.
 THROUGHPUT = Metric("examples_per_sec", "throughput", True)
 METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
            Metric("peak_memory_bytes", "peak memory", False, "memory_floors", gross=1.5,
-                  absolute=32 * 2**20, unit="B"),
+                  absolute=64 * 2**20, unit="B"),
            Metric("compile_cpu_s", "compile time", False, "compile_floors", gross=3.0,
-                  absolute=1.0, unit="s"))
+                  absolute=1.5, unit="s"))
 FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
 # What one figure's verdict can say: a Literal, so that a misspelt status is a type error.

@@ -120,6 +120,6 @@ def test_scaling_drop_against_the_history_fails_the_case(make_suite: MakeSuite) 
     # 99.x% or, rounded, 100.0%: the session's own scaling (against a noisy 1-device run)
     # varies.
     again.stdout.re_match_lines([r".*virtual_cpu2.*replicated.*: regression: scaling efficiency "
-                                 r"(99\.\d|100\.0)% worse than its history's median.*"])
+                                 r"-(99\.\d|100\.0)% \(.*"])
     outcomes = again.parseoutcomes()
     assert outcomes.get("failed") == 1, again.stdout.str()

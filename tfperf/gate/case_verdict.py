@@ -218,12 +218,5 @@ def reason(verdict: CaseGate) -> str:
 
 
 def regression_message(verdict: CaseGate) -> str:
-    parts = []
-    for v in verdict.verdicts:
-        if v.status == statistics.REGRESSION:
-            assert v.baseline is not None and v.threshold is not None
-            z = f", z={v.z:.1f}" if v.z is not None else ""  # none while history builds
-            parts.append(f"{v.metric.label} {v.slowdown:.1%} worse than its history's median "
-                         f"({v.now:.4g} vs {v.baseline:.4g}{z}, {v.method}; effect "
-                         f"floor {v.threshold:.1%}); confirmed: {v.note}")
-    return "; ".join(parts) + (f"; {verdict.waiver_note}" if verdict.waiver_note else "")
+    """The confirmed regression's failure message: its reason, as kept and shown everywhere."""
+    return reason(verdict).removeprefix(f"{statistics.REGRESSION}: ")

@@ -161,7 +161,8 @@ def judge(metric: Metric, now: float, history: Sequence[float], settings: GateSe
     # A change smaller than the figure's absolute floor is not one, whatever its share.
     absolute = metric.absolute / abs(baseline) if baseline else 0.0
     if len(history) < settings.settle:
-        effect = max(_gross_threshold(metric), absolute)
+        # A case's floor above the gross factor (gate.toml, for a noisy case) holds here too.
+        effect = max(_gross_threshold(metric), absolute, floor)
         worse = -sign * change
         building = f"building history ({len(history)} of {settings.settle})"
         method = f"{building}: only a change of {metric.gross:g}x fails"

@@ -1,0 +1,56 @@
+"""A newcomer's first nights (issue 52): the smoke tier on a fresh history, then five sessions
+of one case, fail nothing while the history cannot yet say what its noise is; once it can, a
+compile that costs 5 CPU-seconds more still fails, with its reason kept. The rule itself:
+tests/fast/test_gate_statistics.py; how often real sessions would cry wolf:
+benchmarks/gate_spreads.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.suites import MakeSuite
+
+CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+NIGHTLY = ("--perf-rerun=on", "-p", "no:randomly")
+
+
+def _kept(history: Path) -> list[dict[str, object]]:
+    return [run for path in sorted((history / "results").glob("*.json"))
+            for run in json.loads(path.read_text())["runs"]]
+
+
+@pytest.mark.long
+def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_fails(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    history = suite.path / "history"
+    # tinycnn's millisecond steps beside other self-tests' workers have read 4.8x apart between
+    # sessions (test_other_project.py): a throughput floor above that, so that this tests the
+    # gate's rule and not the machine's load. Compile time and memory keep their defaults.
+    (suite.path / "baselines").mkdir(exist_ok=True)
+    (suite.path / "baselines" / "gate.toml").write_text('[floors]\n"tinycnn-" = 0.8\n')
+    smoke = suite.runpytest("--perf-tier=smoke", f"--perf-history={history}", *NIGHTLY)
+    outcomes = smoke.parseoutcomes()
+    assert "failed" not in outcomes and outcomes.get("no_baseline", 0) >= 5, smoke.stdout.str()
+    for night in range(1, 6):
+        one = suite.runpytest("-k", CASE_ID, f"--perf-history={history}", *NIGHTLY)
+        assert one.ret == pytest.ExitCode.OK, one.stdout.str()
+        if night < 5:  # 1 to 4 runs of history: building it
+            one.stdout.fnmatch_lines([f"{CASE_ID}: building history: *building history "
+                                      f"({night} of 5)*"])
+    runs = [r for r in _kept(history) if r["case_id"] == CASE_ID]
+    assert [r["verdict"] for r in runs] == ["no history"] + ["building history"] * 4 + ["ok"]
+    assert all(r["reason"] for r in runs)
+    # Six runs of history now: a compile 5 CPU-seconds longer, in the session and its re-run.
+    slow = suite.runpytest("-k", CASE_ID, f"--perf-history={history}", *NIGHTLY,
+                           "--perf-inject-cost=compile=5")
+    slow.assert_outcomes(failed=1)
+    (failed,) = [r for r in _kept(history) if r["case_id"] == CASE_ID][-1:]
+    assert failed["verdict"] == "regression"
+    reason = str(failed["reason"])
+    assert reason.startswith("regression: compile time +") and ", 6 runs): regression; again +" \
+        in reason, reason
+    slow.stdout.fnmatch_lines([f"{CASE_ID}: {reason}"])

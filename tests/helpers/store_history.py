@@ -86,10 +86,14 @@ def generate(store: ResultsStore, shape: Shape, seed: int = 1) -> dict[str, int]
                     rate = base[case] * (0.9 if slow else 1.0) * (1 + 0.02 * r)
                     verdict = "regression" if slow and day == shape.days - 1 else "ok"
                     document = _run_document(case, when, session, rate, build, verdict, rng)
+                    reason = (f"{verdict}: throughput {'-10.0' if slow else '+0.3'}% (made up)")
                     runs.append({"session_id": session, "case_id": case, "machine_key": key,
                                  "when": when, "tensorflow": build[0], "git_hash": build[1],
                                  "examples_per_sec": document["examples_per_sec"],
-                                 "verdict": verdict, "document": document})
+                                 "verdict": verdict, "document": {**document, "reason": reason},
+                                 "reason": reason, "compile_cpu_s": 2.0 * rng.gauss(1, 0.05),
+                                 "peak_memory_bytes": 2.1e9, "mfu": 0.4 * rate / base[case],
+                                 "flagged": "yardstick disturbed (made up)" if day == 3 else ""})
                 connection.execute(tables.runs.insert(), runs)
                 if failures:
                     connection.execute(tables.failures.insert(), failures)

@@ -3,13 +3,15 @@ starts several at once, or kills one mid-write).
 
     python -m tests.helpers.store_writer URL SESSION CASES            # CASES runs, one write each, twice
     python -m tests.helpers.store_writer URL SESSION CASES --hold     # one write of CASES runs, held open
-    python -m tests.helpers.store_writer URL SESSION CASES --no-upgrade   # to the schema it finds
+    python -m tests.helpers.store_writer URL SESSION CASES --no-upgrade   # as an older tfperf would
 """
 
 from __future__ import annotations
 
 import sys
 import time
+
+import sqlalchemy as sa
 
 from tfperf.storage import database, tables
 from tfperf.storage.results_store import FailureRow, ResultsStore, SessionRow
@@ -25,11 +27,13 @@ def run_document(session: str, case: int) -> dict[str, object]:
 
 def main() -> None:
     url, session, cases = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    # --no-upgrade: write to the store at the schema it is at (an older tfperf's session).
-    store = ResultsStore(database.connect(url)) if "--no-upgrade" in sys.argv \
-        else ResultsStore.open(url)
     row = SessionRow(session, "measured", "smoke", "machine", "abc", "2026-11-25T00:00:00")
     documents = [run_document(session, case) for case in range(cases)]
+    if "--no-upgrade" in sys.argv:
+        _as_an_older_tfperf(url, row, documents)
+        print("done", flush=True)
+        return
+    store = ResultsStore.open(url)
     if "--hold" in sys.argv:
         with store.engine.begin() as connection:
             connection.execute(tables.sessions.insert().values(**vars(row)))
@@ -49,6 +53,26 @@ def main() -> None:
     store.add_runs(row, documents)  # once more: nothing is added twice
     store.close()
     print("done", flush=True)
+
+
+def _as_an_older_tfperf(url: str, row: SessionRow, documents: list[dict[str, object]]) -> None:
+    """The writes an older tfperf makes, at the schema the store is at: only the columns that
+    schema has (its tables read from the database, not from tables.py)."""
+    engine = database.connect(url)
+    old = sa.MetaData()
+    old.reflect(engine, only=["sessions", "runs", "failures"])
+    with engine.begin() as connection:
+        connection.execute(old.tables["sessions"].insert().values(**vars(row)))
+        connection.execute(old.tables["runs"].insert(), [
+            {"session_id": row.id, "case_id": d["case_id"], "machine_key": row.machine_key,
+             "when": d["when"], "tensorflow": "2.21.0", "git_hash": "v2.21.0",
+             "examples_per_sec": d["examples_per_sec"], "verdict": "", "document": d}
+            for d in documents])
+        connection.execute(old.tables["failures"].insert().values(
+            session_id=row.id, machine_key=row.machine_key,
+            **vars(FailureRow("case-failed", "2026-11-25T00:01:00", "crash", "measuring",
+                              "worker killed by SIGSEGV", "w.log", ""))))
+    engine.dispose()
 
 
 if __name__ == "__main__":

@@ -218,10 +218,11 @@ def test_the_tensorflow_under_test_is_the_one_named(make_suite: MakeSuite) -> No
     """A real environment of another TensorFlow release, built by the session: its workers run
     there and its results are keyed by its version."""
     suite = make_suite("tinycnn")
-    # XLA's proof too: TensorFlow 2.20's trace has no executable event (xla_trace reads its
-    # instructions instead); before that, its jit cases failed "XLA executed nothing".
-    both = [o if o != "--perf-only=xla=off" else "--perf-only=xla=off,jit" for o in CASE]
-    result = suite.runpytest(*both, "--perf-tensorflow=tensorflow-cpu==2.20.0",
+    # The jit case, whose XLA proof is the harder part there: TensorFlow 2.20's trace has no
+    # executable event (xla_trace reads its instructions instead); before that, its jit cases
+    # failed "XLA executed nothing". (Its xla_off case ran here too and proved nothing more.)
+    jit = [o if o != "--perf-only=xla=off" else "--perf-only=xla=jit" for o in CASE]
+    result = suite.runpytest(*jit, "--perf-tensorflow=tensorflow-cpu==2.20.0",
                              "--perf-rounds=3", "--perf-steps-per-round=10")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(["*worker environment for --perf-tensorflow=tensorflow-cpu==2.20.0*",
@@ -229,7 +230,7 @@ def test_the_tensorflow_under_test_is_the_one_named(make_suite: MakeSuite) -> No
     (session,) = (suite.path / ".perf-results" / "history" / "results").glob("*.json")
     runs = json.loads(session.read_text())["runs"]
     assert {run["fingerprint"]["hard"]["tensorflow"] for run in runs} == {"2.20.0"}
-    assert sorted(run["case_id"].split("-")[3] for run in runs) == ["xla_jit", "xla_off"]
+    assert [run["case_id"].split("-")[3] for run in runs] == ["xla_jit"]
 
 
 def test_an_environment_is_built_once_and_a_missing_tensorflow_is_said(tmp_path: Path) -> None:

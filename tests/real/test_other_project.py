@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import in_process
 from tests.helpers.suites import TEST_WORKLOADS
+from tfperf.commands import tfperf_gate
 from tfperf.ground import project
 from tfperf.ground.machine import detect
 
@@ -43,7 +45,9 @@ def _run(root: Path, *command: str, timeout: float = 600) -> subprocess.Complete
                           timeout=timeout)
 
 
-def test_refresh_and_gate_run_in_a_project_outside_this_repository(tmp_path: Path) -> None:
+def test_refresh_and_gate_run_in_a_project_outside_this_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path)
     key = detect().key()
     # Beside another test's workers two sessions of this millisecond step have read 4.8x apart
@@ -67,8 +71,9 @@ def test_refresh_and_gate_run_in_a_project_outside_this_repository(tmp_path: Pat
     assert "no history" not in night.stdout and "NO BASELINE" not in night.stdout, night.stdout
     kept = sorted((root / "out" / "history").rglob("*.json"))
     assert len(kept) == 1
-    gated = _run(root, "-m", "tfperf.commands.tfperf_gate", str(kept[0]))
-    assert gated.returncode == 0, gated.stdout + gated.stderr
+    monkeypatch.chdir(root)
+    gated = in_process.run(tfperf_gate.main, str(kept[0]), capsys=capsys)
+    assert gated.code == 0, gated.out + gated.err
     assert CASE in (root / "out" / "reports" / "summary.md").read_text()
     assert not (root / ".perf-results").exists() and not (root / ".benchmarks").exists()
 

@@ -27,6 +27,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-size: 12px; }
 .bad { color: #c44e52; font-weight: 600; }
 .quiet { color: #777; }
+td.why { font-size: 12px; max-width: 60em; }
 select { margin: 0 0.8em 0.4em 0.2em; }
 """
 # Hides the cases table's rows that a filter does not match (one select per part of the id).
@@ -96,18 +97,34 @@ def _failure_rows(failures: Sequence[Failure], case: str | None = None) -> str:
             f"<th>message</th><th>log</th></tr>{rows}</table>")
 
 
+def _number(value: float | None, form: str, scale: float = 1.0) -> str:
+    return "" if value is None else format(value * scale, form)
+
+
 def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
               plot: Any) -> str:
+    """The case's figures by date (`plot`), then its latest runs, each with every gated figure,
+    its verdict and the reason for it, and its failures."""
     recent = "".join(
         f"<tr><td>{_when(p.when)}</td><td>{_e(p.machine_key)}</td><td class=\"n\">"
-        f"{p.examples_per_sec:.1f}</td><td>{_e(p.tensorflow)} <code>{_e(p.git_hash[:12])}</code>"
-        f"</td><td{_bad(p.verdict == 'regression')}>{_e(p.verdict or '-')}"
-        f"</td></tr>" for p in list(reversed(points))[:20])
+        f"{p.examples_per_sec:.1f}</td><td class=\"n\">{_number(p.compile_cpu_s, '.2f')}</td>"
+        f"<td class=\"n\">{_number(p.peak_memory_bytes, '.0f', 2**-20)}</td>"
+        f"<td class=\"n\">{_number(p.scaling_efficiency, '.1%')}</td>"
+        f"<td class=\"n\">{_number(p.mfu, '.1%')}</td>"
+        f"<td>{_e(p.tensorflow)} <code>{_e(p.git_hash[:12])}</code></td>"
+        f"<td{_bad(p.verdict == 'regression')}>{_e(p.verdict or '-')}</td>"
+        f"<td class=\"why\">{_e(p.reason)}{_flagged(p)}</td></tr>"
+        for p in list(reversed(points))[:20])
     body = ("<!--plot0-->"
             f"<h2>Latest runs</h2><table><tr><th>when</th><th>machine</th><th>examples/s</th>"
-            f"<th>TensorFlow</th><th>verdict</th></tr>{recent}</table>"
+            f"<th>compile s</th><th>peak MiB</th><th>scaling</th><th>MFU</th>"
+            f"<th>TensorFlow</th><th>verdict</th><th>why</th></tr>{recent}</table>"
             + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else ""))
     return _page(case_id, body, 1, [plot])
+
+
+def _flagged(point: Point) -> str:
+    return f' <span class="bad">flagged: {_e(point.flagged)}</span>' if point.flagged else ""
 
 
 def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None) -> str:
@@ -132,10 +149,11 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
     regressions = "".join(
         f"<tr><td><a href=\"cases/{slug(case)}.html\"><code>{_e(case)}</code></a></td>"
         f"<td>{_e(p.machine_key)}</td><td class=\"n\">{p.examples_per_sec:.1f}</td>"
-        f"<td>{_e(p.tensorflow)}</td></tr>" for case, p in regressed)
+        f"<td>{_e(p.tensorflow)}</td><td class=\"why\">{_e(p.reason)}</td></tr>"
+        for case, p in regressed)
     night += (f"<h3>Regressed ({len(regressed)})</h3>"
               + (f"<table><tr><th>case</th><th>machine</th><th>examples/s</th>"
-                 f"<th>TensorFlow</th></tr>{regressions}</table>" if regressed else
+                 f"<th>TensorFlow</th><th>why</th></tr>{regressions}</table>" if regressed else
                  "<p>None.</p>"))
     night += f"<h3>Failed ({len(failed)})</h3>"
     night += "".join(_failure_rows([f], case) for case, f in failed) if failed else "<p>None.</p>"
@@ -153,7 +171,8 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
         rows += (f"<tr data-case {data}><td><a href=\"cases/{slug(case)}.html\"><code>"
                  f"{_e(case)}</code></a></td><td>{_when(last.when) if last else ''}</td>"
                  f"<td class=\"n\">{f'{last.examples_per_sec:.1f}' if last else ''}</td>"
-                 f"<td>{_e(last.verdict or '-') if last else 'failed only'}</td></tr>")
+                 f"<td title=\"{_e(last.reason) if last else ''}\">"
+                 f"{_e(last.verdict or '-') if last else 'failed only'}</td></tr>")
     sessions = "".join(
         f"<tr><td><a href=\"ab/{slug(name)}.html\">{_e(name)}</a></td>"
         f"<td>{_when(items[0].when)}</td><td>{_e(items[0].machine_key)}</td>"

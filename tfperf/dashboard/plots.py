@@ -1,14 +1,16 @@
-"""The dashboard's interactive plots (Bokeh): a case's examples/s by date on every machine key,
-and an A/B session's ratios with their intervals."""
+"""The dashboard's interactive plots (Bokeh): a case's gated figures by date on every machine
+key, and an A/B session's ratios with their intervals."""
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import groupby, pairwise
 from typing import Any
 
 import numpy as np
+from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 from bokeh.models.annotations import Span, Title, Whisker
 from bokeh.palettes import Category10_10
@@ -30,10 +32,32 @@ def _ms(moments: Sequence[datetime.datetime]) -> Any:
     return np.array([m.timestamp() * 1000 for m in moments])
 
 
-def _bands(values: Sequence[float], settings: GateSettings) -> tuple[list[float], list[float]]:
+@dataclass(frozen=True)
+class Shown:
+    """A figure a case page plots: the Point attribute, its axis, its scale, the floor of its
+    band (the gate's default for it)."""
+
+    name: str
+    label: str
+    floor: float
+    scale: float = 1.0
+
+
+_GATE = GateSettings()
+# Every gated figure, and MFU (judged through throughput, whose floor its band takes).
+SHOWN = (Shown("examples_per_sec", "examples/s", _GATE.floor),
+         Shown("compile_cpu_s", "compile time (CPU s)", _GATE.compile_floor),
+         Shown("peak_memory_bytes", "peak memory (MiB)", _GATE.memory_floor, 1 / 2**20),
+         Shown("scaling_efficiency", "scaling efficiency", _GATE.floor),
+         Shown("mfu", "MFU", _GATE.floor))
+
+
+def _bands(values: Sequence[float], settings: GateSettings, floor: float | None = None
+           ) -> tuple[list[float], list[float]]:
     """The band the gate would not flag, at each run: around the median of the previous
     `history_limit` runs of the same build, `z` robust sigmas or the effect floor, whichever is
     wider (tfperf.gate.statistics; the first run of a build has only itself)."""
+    floor = settings.floor if floor is None else floor
     data = np.asarray(values, dtype=float)
     limit = settings.history_limit
     centres, sigmas = np.empty(len(data)), np.empty(len(data))
@@ -45,7 +69,7 @@ def _bands(values: Sequence[float], settings: GateSettings) -> tuple[list[float]
         windows = np.lib.stride_tricks.sliding_window_view(data[:-1], limit)
         centres[limit:] = np.median(windows, axis=1)
         sigmas[limit:] = 1.4826 * np.median(np.abs(windows - centres[limit:, None]), axis=1)
-    half = np.maximum(settings.z * sigmas, settings.floor * centres)
+    half = np.maximum(settings.z * sigmas, floor * centres)
     return list(centres - half), list(centres + half)
 
 
@@ -53,18 +77,33 @@ def _build(point: Point) -> tuple[str, str]:
     return point.tensorflow, point.git_hash
 
 
-def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
-    """Examples/s by date, one line per machine key with the gate's band (per TensorFlow build), the
-    build's changes marked on the axis, each verdict coloured, failures as crosses below.
+def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
+    """Every figure the case has, one plot under the other (one Bokeh root: one document)."""
+    shown = [s for s in SHOWN if any(p.figure(s.name) is not None for p in points)]
+    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s)
+              for s in shown or SHOWN[:1]]
+    return column(*trends, sizing_mode="stretch_width")
+
+
+def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
+               shown: Shown = SHOWN[0]) -> Any:
+    """One figure by date, one line per machine key with the gate's band (per TensorFlow build),
+    the build's changes marked on the axis, each verdict coloured, runs whose figures a sanity
+    check flagged as triangles, the reason on hover, failures as crosses below.
     Renderers are shared across machines where they can be: a page's build time grows with
     its number of Bokeh models, and a fleet's dashboard has hundreds of pages."""
-    plot = figure(x_axis_type="datetime", height=340, sizing_mode="stretch_width", tools=TOOLS,
-                  title=Title(text=case_id, text_font_size="9pt"), x_axis_label="date (UTC)",
-                  y_axis_label="examples/s")
+    points = [p for p in points if p.figure(shown.name) is not None]
+
+    def value(point: Point) -> float:
+        return (point.figure(shown.name) or 0.0) * shown.scale
+
+    plot = figure(x_axis_type="datetime", height=300, sizing_mode="stretch_width", tools=TOOLS,
+                  title=Title(text=f"{case_id}: {shown.label}", text_font_size="9pt"),
+                  x_axis_label="date (UTC)", y_axis_label=shown.label)
     machines = sorted({p.machine_key for p in points} | {f.machine_key for f in failures})
     colour_of = {key: Category10_10[i % 10] for i, key in enumerate(machines)}
-    lowest = min((p.examples_per_sec for p in points), default=1.0)
-    highest = max((p.examples_per_sec for p in points), default=1.0)
+    lowest = min((value(p) for p in points), default=1.0)
+    highest = max((value(p) for p in points), default=1.0)
     changes: dict[str, list[Any]] = {"when": [], "text": [], "colour": []}
     for key in machines:
         mine = [p for p in points if p.machine_key == key]
@@ -74,15 +113,15 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         low: list[float] = []
         high: list[float] = []
         for _, stretch in groupby(mine, key=_build):
-            band = _bands([p.examples_per_sec for p in stretch], GateSettings())
+            band = _bands([value(p) for p in stretch], _GATE, shown.floor)
             low += band[0]
             high += band[1]
         source = ColumnDataSource({"when": _ms([p.when for p in mine]),
-                                   "eps": np.array([p.examples_per_sec for p in mine]),
+                                   "value": np.array([value(p) for p in mine]),
                                    "low": np.array(low), "high": np.array(high)})
         plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
                    fill_alpha=0.12, legend_label=key)
-        plot.line(x="when", y="eps", source=source, color=colour, legend_label=key)
+        plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
         for before, after in pairwise(mine):
             if _build(before) != _build(after):
                 changes["when"].append(after.when)
@@ -90,17 +129,21 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
                 changes["colour"].append(colour)
     # Numbers as arrays (Bokeh sends them as one binary buffer); strings only where hovering
     # needs them.
-    dots = plot.scatter(x="when", y="eps", color="colour", size=6, source=ColumnDataSource({
+    dots = plot.scatter(x="when", y="value", color="colour", size=7, marker="marker",
+                        source=ColumnDataSource({
         "when": _ms([p.when for p in points]),
-        "eps": np.array([p.examples_per_sec for p in points]),
+        "value": np.array([value(p) for p in points]),
         "tensorflow": [f"{p.tensorflow} {p.git_hash[:12]}" for p in points],
         "verdict": [p.verdict or "-" for p in points],
+        "reason": [p.reason or "-" for p in points],
+        "flagged": [p.flagged or "-" for p in points],
+        "marker": ["triangle" if p.flagged else "circle" for p in points],
         "machine": [p.machine_key for p in points],
         "colour": [VERDICT_COLOURS.get(p.verdict, colour_of[p.machine_key]) for p in points]}))
     plot.add_tools(HoverTool(renderers=[dots], tooltips=[
-        ("when", "@when{%F %H:%M}"), ("examples/s", "@eps{0.0}"), ("machine", "@machine"),
-        ("TensorFlow", "@tensorflow"), ("verdict", "@verdict")],
-        formatters={"@when": "datetime"}))
+        ("when", "@when{%F %H:%M}"), (shown.label, "@value{0.000}"), ("machine", "@machine"),
+        ("TensorFlow", "@tensorflow"), ("verdict", "@verdict"), ("why", "@reason"),
+        ("flagged", "@flagged")], formatters={"@when": "datetime"}))
     if changes["when"]:
         count = len(changes["when"])
         marks = ColumnDataSource({**changes, "when": _ms(changes["when"]),

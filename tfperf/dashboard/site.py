@@ -27,7 +27,7 @@ def _write_page(task: tuple[str, str, bool]) -> None:
     kind, name, plotted = task
     if kind == "cases":
         points, failures = data.runs.get(name, []), data.failures.get(name, [])
-        text = pages.case_page(name, points, failures, plots.case_trend(name, points, failures))
+        text = pages.case_page(name, points, failures, plots.case_trends(name, points, failures))
     else:
         cases = data.ab[name]
         text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None)

@@ -22,6 +22,16 @@ class Point:
     git_hash: str
     verdict: str
     session: str
+    reason: str = ""  # why the verdict (gate.case_verdict.reason); "" before store 0004
+    flagged: str = ""  # what the run's sanity checks flagged (a disturbed yardstick...)
+    scaling_efficiency: float | None = None
+    peak_memory_bytes: float | None = None
+    compile_cpu_s: float | None = None
+    mfu: float | None = None
+
+    def figure(self, name: str) -> float | None:
+        value = getattr(self, name)
+        return float(value) if value is not None else None
 
 
 @dataclass(frozen=True)
@@ -77,10 +87,13 @@ def read(store: ResultsStore) -> SiteData:
         for row in connection.execute(sa.select(
                 runs.c.case_id, runs.c.when, runs.c.machine_key, runs.c.examples_per_sec,
                 runs.c.tensorflow, runs.c.git_hash, runs.c.verdict, runs.c.session_id,
+                runs.c.reason, runs.c.flagged, runs.c.scaling_efficiency,
+                runs.c.peak_memory_bytes, runs.c.compile_cpu_s, runs.c.mfu,
         ).order_by(runs.c.when, runs.c.id)):
             data.runs[row.case_id].append(Point(
                 moment(row.when), row.machine_key, row.examples_per_sec, row.tensorflow,
-                row.git_hash, row.verdict, row.session_id))
+                row.git_hash, row.verdict, row.session_id, row.reason, row.flagged,
+                row.scaling_efficiency, row.peak_memory_bytes, row.compile_cpu_s, row.mfu))
         for failed in connection.execute(sa.select(
                 failures.c.case_id, failures.c.when, failures.c.machine_key, failures.c.cause,
                 failures.c.phase, failures.c.message, failures.c.log_path,

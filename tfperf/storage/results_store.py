@@ -204,4 +204,14 @@ def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]
             "tensorflow": str(hard.get("tensorflow") or ""),
             "git_hash": str(hard.get("tensorflow_git") or ""),
             "examples_per_sec": float(document["examples_per_sec"]),
-            "verdict": str(document.get("verdict", "")), "document": dict(document)}
+            "verdict": str(document.get("verdict", "")), "document": dict(document),
+            "reason": str(document.get("reason") or ""),
+            "flagged": str((document.get("figures") or {}).get("figures_flagged") or ""),
+            "scaling_efficiency": _number(document.get("scaling_efficiency")),
+            "peak_memory_bytes": _number(document.get("peak_memory_bytes")),
+            "compile_cpu_s": _number(document.get("compile_cpu_s")),
+            "mfu": _number((document.get("figures") or {}).get("mfu"))}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

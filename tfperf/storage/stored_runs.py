@@ -62,8 +62,11 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
     MFU, compile time, step times, time to the first step..."""
     figures = figures or {}
     return store.add_runs(row, [
-        {**r.to_json(), "figures": {key: value for key, value in figures.get(r.case_id, {}).items()
-                                    if isinstance(value, str | int | float | bool | None)}}
+        {**r.to_json(), "figures": {**{key: value for key, value in figures.get(r.case_id, {}).items()
+                                       if isinstance(value, str | int | float | bool | None)},
+                                    # What the sanity checks flagged, in one line.
+                                    "figures_flagged": "; ".join(
+                                        figures.get(r.case_id, {}).get("figures_flagged") or [])}}
         for r in runs])
 
 

@@ -41,6 +41,13 @@ runs = sa.Table(
     sa.Column("examples_per_sec", sa.Float, nullable=False),
     sa.Column("verdict", sa.String(40), nullable=False),
     sa.Column("document", sa.JSON, nullable=False),
+    # Since 0004: why the verdict (gate.case_verdict.reason) and the other gated figures.
+    sa.Column("reason", sa.Text, nullable=False, server_default=""),
+    sa.Column("flagged", sa.Text, nullable=False, server_default=""),  # a disturbed yardstick...
+    sa.Column("scaling_efficiency", sa.Float),
+    sa.Column("peak_memory_bytes", sa.Float),
+    sa.Column("compile_cpu_s", sa.Float),
+    sa.Column("mfu", sa.Float),
     sa.UniqueConstraint("session_id", "case_id", name="one_run_per_case_and_session"),
     sa.Index("runs_by_case_and_machine", "case_id", "machine_key", "when"),
     sa.Index("runs_by_machine", "machine_key", "when"),

@@ -19,6 +19,12 @@ the share of nights that a threshold of z times the history's spread (never belo
 would flag, and the share beyond the gross factor:
 
     python benchmarks/gate_spreads.py report benchmarks/data/gate_spreads/*.jsonl.gz
+
+`newcomers` replays issue 52's newcomer sequence (a fresh history, then five more nights) on
+every 6 consecutive kept sessions, judged by the gate's own rule, and counts the sequences that
+would have flagged unchanged code, with a 95% binomial interval:
+
+    python benchmarks/gate_spreads.py newcomers benchmarks/data/gate_spreads/*.jsonl.gz
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ def _session(number: int, pytest_args: Sequence[str], folder: Path) -> list[dict
     runs = [run for path in sorted((history / "results").glob("*.json"))
             for run in session_files.read_session(path)]
     return [{"case_id": r.case_id, "session": r.session, "when": r.when,
+             "round_examples_per_sec": list(r.round_examples_per_sec),
              **{name: r.value(name) for name in FIGURES}} for r in runs]
 
 
@@ -178,6 +185,65 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _newcomer_flags(runs: Sequence[dict[str, Any]], settings: statistics.GateSettings
+                    ) -> list[str]:
+    """Each later night of one case's fresh history judged against the nights before it:
+    what the gate would have flagged."""
+    flags = []
+    for night in range(1, len(runs)):
+        for metric in statistics.METRICS:
+            now = runs[night][metric.name]
+            past = [r[metric.name] for r in runs[:night] if r[metric.name] is not None]
+            if now is None or not past:
+                continue
+            within = statistics.within_run_spread(
+                [r.get("round_examples_per_sec") or [] for r in runs[:night]]) \
+                if metric == statistics.THROUGHPUT else 0.0
+            verdict = statistics.judge(metric, now, past, settings,
+                                       settings.default_floor(metric), within)
+            if verdict.status == statistics.FLAGGED:
+                flags.append(f"night {night + 1}: {metric.label} {verdict.change:+.1%}")
+    return flags
+
+
+def newcomers(args: argparse.Namespace) -> int:
+    """Issue 52's newcomer sequence replayed on the kept sessions: each run of `nights`
+    consecutive sessions (disjoint) is a fresh history, night 1 unjudged, each later night
+    judged by the gate's own rule (statistics.judge, shipped settings and floors) against the
+    nights before it. Without re-runs, a flag counts as a false failure: an upper bound."""
+    from scipy.stats import binomtest
+
+    rows = list(_rows(args.files))
+    settings = statistics.GateSettings()
+    for group in sorted({f"{r['machine_key']} ({r['neighbour']})" for r in rows}):
+        mine = [r for r in rows if f"{r['machine_key']} ({r['neighbour']})" == group]
+        sessions = sorted({r["session"] for r in mine}, key=lambda s: min(
+            r["when"] for r in mine if r["session"] == s))
+        windows = [sessions[i:i + args.nights]
+                   for i in range(0, len(sessions) - args.nights + 1, args.nights)]
+        sequences = failed = 0
+        said = []
+        for window in windows:
+            for case in sorted({r["case_id"] for r in mine}):
+                found = [next((r for r in mine if r["session"] == s and r["case_id"] == case),
+                              None) for s in window]
+                runs = [r for r in found if r is not None]
+                if len(runs) < len(window):
+                    continue
+                sequences += 1
+                flags = _newcomer_flags(runs, settings)
+                if flags:
+                    failed += 1
+                    said.append(f"  {case}: {'; '.join(flags)}")
+        if sequences:
+            low, high = binomtest(failed, sequences).proportion_ci(0.95)
+            print(f"{group}: {failed} of {sequences} newcomer sequences ({len(windows)} windows "
+                  f"of {args.nights} sessions x cases) flagged unchanged code; 95% interval "
+                  f"[{low:.1%}, {high:.1%}]")
+            print("\n".join(said))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -196,8 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     judge.add_argument("--k", type=lambda s: [int(x) for x in s.split(",")],
                        default=[1, 2, 3, 4, 5, 6, 8, 10, 12])
     judge.add_argument("--gross", type=float, default=2.0)
+    replay = commands.add_parser("newcomers", help="issue 52's newcomer sequences replayed on "
+                                                   "kept sessions")
+    replay.add_argument("files", nargs="+", type=Path)
+    replay.add_argument("--nights", type=int, default=6)
     args = parser.parse_args(argv)
-    return run(args) if args.command == "run" else report(args)
+    return {"run": run, "report": report, "newcomers": newcomers}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from tests.helpers import gate_runs
 from tests.helpers.postgres_server import _free_port
 from tfperf.storage import database, tables
 from tfperf.storage.errors import StoreUnavailable
-from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.results_store import ResultsStore, SessionRow
 
 
 def test_bad_or_unreachable_stores_are_refused_in_one_line(tmp_path: Path) -> None:
@@ -59,5 +59,21 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
                 tables.runs.c.peak_memory_bytes, tables.runs.c.scaling_efficiency)).all()
         assert tuple(row) == ("ok: throughput -1.0% (...)", 1.25, 0.31, 1e8, None)
         assert store.runs()[0]["reason"] == "ok: throughput -1.0% (...)"  # the document as kept
+    finally:
+        store.close()
+
+
+def test_a_run_added_now_has_its_reason_and_figures_as_columns(tmp_path: Path) -> None:
+    store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        row = SessionRow("s6", "measured", "smoke", "k", "", "2026-11-06")
+        document = {**gate_runs.run(900.0, 6).to_json(), "reason": "ok: throughput +0.1% (...)",
+                    "figures": {"mfu": 0.42, "figures_flagged": "yardstick disturbed"}}
+        assert store.add_runs(row, [document]) == 1
+        with store.engine.connect() as connection:
+            (kept,) = connection.execute(sa.select(
+                tables.runs.c.reason, tables.runs.c.flagged, tables.runs.c.mfu,
+                tables.runs.c.compile_cpu_s, tables.runs.c.peak_memory_bytes)).all()
+        assert tuple(kept) == ("ok: throughput +0.1% (...)", "yardstick disturbed", 0.42, 2.0, 1e8)
     finally:
         store.close()

@@ -17,7 +17,7 @@ from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
 from tfperf.dashboard.site_data import ABCase, Failure, Point
-from tfperf.gate.statistics import GateSettings
+from tfperf.gate.statistics import METRICS, GateSettings
 
 # A verdict that deserves a colour of its own; every other point takes its machine's.
 VERDICT_COLOURS = {"regression": "#c44e52", "not confirmed": "#dd8452", "waived": "#937860",
@@ -32,24 +32,29 @@ def _ms(moments: Sequence[datetime.datetime]) -> Any:
     return np.array([m.timestamp() * 1000 for m in moments])
 
 
+_GATE = GateSettings()
+# Each gated figure's band takes the gate's default floor for it; MFU, judged through
+# throughput, takes throughput's.
+_FLOORS = {metric.name: _GATE.default_floor(metric) for metric in METRICS}
+
+
 @dataclass(frozen=True)
 class Shown:
-    """A figure a case page plots: the Point attribute, its axis, its scale, the floor of its
-    band (the gate's default for it)."""
+    """A figure a case page plots: the Point attribute, its axis, its scale."""
 
     name: str
     label: str
-    floor: float
     scale: float = 1.0
 
+    @property
+    def floor(self) -> float:
+        return _FLOORS.get(self.name, _GATE.floor)
 
-_GATE = GateSettings()
-# Every gated figure, and MFU (judged through throughput, whose floor its band takes).
-SHOWN = (Shown("examples_per_sec", "examples/s", _GATE.floor),
-         Shown("compile_cpu_s", "compile time (CPU s)", _GATE.compile_floor),
-         Shown("peak_memory_bytes", "peak memory (MiB)", _GATE.memory_floor, 1 / 2**20),
-         Shown("scaling_efficiency", "scaling efficiency", _GATE.floor),
-         Shown("mfu", "MFU", _GATE.floor))
+
+# Every gated figure, and MFU.
+SHOWN = (Shown("examples_per_sec", "examples/s"), Shown("compile_cpu_s", "compile time (CPU s)"),
+         Shown("peak_memory_bytes", "peak memory (MiB)", 1 / 2**20),
+         Shown("scaling_efficiency", "scaling efficiency"), Shown("mfu", "MFU"))
 
 
 def _bands(values: Sequence[float], settings: GateSettings, floor: float | None = None

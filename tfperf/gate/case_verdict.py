@@ -13,7 +13,7 @@ from tfperf.gate import statistics
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricStatus, MetricVerdict
 from tfperf.storage import machine_keys
-from tfperf.storage.baselines import BaselineEntries, Entry
+from tfperf.storage.baselines import Entry
 from tfperf.storage.session_files import Run
 from tfperf.storage.stored_runs import StoredRuns
 
@@ -41,15 +41,9 @@ class Sources:
         StorageError, naming the file. A key with no entry of its own reads the newest entry of
         an old key that baselines/machine_keys.toml maps to it, and the store's runs of those
         keys too."""
-        legacy = machine_keys.LegacyKeys.load(baselines).serving(key)
-        entry = BaselineEntries(baselines / key / "entries").active()
-        level = machine_keys.level_of(key)
-        if entry is None and level is not None:
-            olds = [e for old in legacy if (e := BaselineEntries(baselines / old / "entries")
-                                            .active()) is not None]
-            if olds:
-                entry = machine_keys.with_isa_entry(max(olds, key=lambda e: e.when), level)
-        return cls(entry, stored=replace(stored, legacy=legacy))
+        legacy = machine_keys.LegacyKeys.load(baselines)
+        return cls(legacy.active_entry(baselines, key),
+                   stored=replace(stored, legacy=legacy.serving(key)))
 
     def runs_of(self, case_id: str) -> list[Run]:
         listed = [r for r in self.nightly if r.case_id == case_id]

@@ -63,9 +63,9 @@ class Metric:
 
 
 # The gross factors and absolute floors, provisional: beside a busy neighbour on the AVX2-only
-# EPYC, 4 smoke sessions (benchmarks/gate_spreads.py) moved throughput by up to 1.42x, scaling
-# 1.31x, peak memory 1.17x and 32 MiB, compile time 1.97x and 0.8 s on a 1 s compile (2.1 s
-# on 7.6 s). docs/gate.md, "Short histories", has the table they will be set from.
+# EPYC, 8 smoke sessions (benchmarks/gate_spreads.py) moved throughput by up to 1.61x, scaling
+# 1.32x, peak memory 1.17x and 32 MiB, compile time 2.19x and 3.0 s (0.8 s on a 1 s compile).
+# docs/gate.md, "Short histories", has the table they are to be set from.
 THROUGHPUT = Metric("examples_per_sec", "throughput", True)
 METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
            Metric("peak_memory_bytes", "peak memory", False, "memory_floors", gross=1.5,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tfperf.ground.machine import ISA_LEVELS
-from tfperf.storage.baselines import Entry
+from tfperf.storage.baselines import BaselineEntries, Entry
 from tfperf.storage.errors import StorageError
 from tfperf.storage.fingerprint import Fingerprint
 from tfperf.storage.session_files import Run
@@ -92,6 +92,17 @@ class LegacyKeys:
                                    "part is MODEL-Ncpu, with no level)")
             levels[key] = level
         return cls(levels)
+
+    def active_entry(self, baselines: Path, key: str) -> Entry | None:
+        """The key's active baseline entry; with none of its own, the newest of the old keys
+        it reads, each run of it given the key's level."""
+        entry = BaselineEntries(baselines / key / "entries").active()
+        level = level_of(key)
+        if entry is not None or level is None:
+            return entry
+        olds = [found for old in self.serving(key)
+                if (found := BaselineEntries(baselines / old / "entries").active()) is not None]
+        return with_isa_entry(max(olds, key=lambda e: e.when), level) if olds else None
 
     def serving(self, key: str) -> tuple[str, ...]:
         """The old keys whose kept runs and entries `key` reads as its own."""

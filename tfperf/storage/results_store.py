@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from tfperf.storage import database, tables
 from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.session_files import number
 
 SessionKind = Literal["measured", "ab"]
 
@@ -207,11 +208,8 @@ def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]
             "verdict": str(document.get("verdict", "")), "document": dict(document),
             "reason": str(document.get("reason") or ""),
             "flagged": str((document.get("figures") or {}).get("figures_flagged") or ""),
-            "scaling_efficiency": _number(document.get("scaling_efficiency")),
-            "peak_memory_bytes": _number(document.get("peak_memory_bytes")),
-            "compile_cpu_s": _number(document.get("compile_cpu_s")),
-            "mfu": _number((document.get("figures") or {}).get("mfu"))}
+            "scaling_efficiency": number(document.get("scaling_efficiency")),
+            "peak_memory_bytes": number(document.get("peak_memory_bytes")),
+            "compile_cpu_s": number(document.get("compile_cpu_s")),
+            "mfu": number((document.get("figures") or {}).get("mfu"))}
 
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

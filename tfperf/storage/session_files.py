@@ -89,19 +89,20 @@ class Run:
             when=data["when"], session=data["session"], commit=str(data.get("commit", "")),
             examples_per_sec=float(data["examples_per_sec"]),
             round_examples_per_sec=tuple(float(r) for r in data["round_examples_per_sec"]),
-            scaling_efficiency=_number(data.get("scaling_efficiency")),
-            peak_memory_bytes=_number(data.get("peak_memory_bytes")),
-            compile_cpu_s=_number(data.get("compile_cpu_s")),
+            scaling_efficiency=number(data.get("scaling_efficiency")),
+            peak_memory_bytes=number(data.get("peak_memory_bytes")),
+            compile_cpu_s=number(data.get("compile_cpu_s")),
             verdict=str(data.get("verdict", "")), reason=str(data.get("reason", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),
-            wall_s=_number(data.get("wall_s")),
-            rerun={name: _number(data.get("rerun", {}).get(name)) for name in GATED
+            wall_s=number(data.get("wall_s")),
+            rerun={name: number(data.get("rerun", {}).get(name)) for name in GATED
                    if name in data.get("rerun", {})},
         )
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """A kept figure: a number, or None for anything else (a missing or null field)."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 

@@ -61,13 +61,15 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
     figures (`figures`: case id -> pytest-benchmark's extra_info) that are single values:
     MFU, compile time, step times, time to the first step..."""
     figures = figures or {}
-    return store.add_runs(row, [
-        {**r.to_json(), "figures": {**{key: value for key, value in figures.get(r.case_id, {}).items()
-                                       if isinstance(value, str | int | float | bool | None)},
-                                    # What the sanity checks flagged, in one line.
-                                    "figures_flagged": "; ".join(
-                                        figures.get(r.case_id, {}).get("figures_flagged") or [])}}
-        for r in runs])
+
+    def kept(case_id: str) -> dict[str, Any]:
+        reported = figures.get(case_id, {})
+        singles = {key: value for key, value in reported.items()
+                   if isinstance(value, str | int | float | bool | None)}
+        # What the sanity checks flagged (a list), in one line.
+        return {**singles, "figures_flagged": "; ".join(reported.get("figures_flagged") or [])}
+
+    return store.add_runs(row, [{**r.to_json(), "figures": kept(r.case_id)} for r in runs])
 
 
 def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:

@@ -45,7 +45,7 @@ from scipy.stats import binomtest
 
 from tfperf.ab import session_report
 from tfperf.ab.verdict import judge
-from tfperf.options.ab_settings import DUETS, ABSettings
+from tfperf.options.ab_settings import DUET_RULES, ABSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
@@ -101,7 +101,7 @@ Outcomes = dict[tuple[float, str, str], list[dict[str, Any]]]
 def yardstick_narrowing(case: dict[str, Any], settings: ABSettings) -> float | None:
     """The width of the interval of all the case's pairs with the yardstick as a covariate,
     over its width without (below 1: the adjustment pays), on the same pairs at the same look."""
-    if not case["pairs"] or settings.look_rule != DUETS:
+    if not case["pairs"] or settings.look_rule not in DUET_RULES:
         return None
     widths = []
     for adjust in (True, False):

@@ -275,6 +275,8 @@ class ABRunner:
                          "relay": self.settings.relay, "look_rule": self.settings.look_rule,
                          "min_duet_sd": self.settings.min_duet_sd,
                          "adjust_yardstick": self.settings.adjust_yardstick,
+                         "spending_power": self.settings.spending_power,
+                         "looks_at": list(self.settings.looks_at),
                          "numerics": self.settings.numerics,
                          "seed": self.seed, "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.worker.steps_per_round},

@@ -150,8 +150,8 @@ def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
             adjusted = adjusted - slope * (pairs.yardstick - pairs.yardstick.mean())
     df = len(y) - len(names) - int(np.count_nonzero(coef))
     within_sd = math.sqrt(float((residuals ** 2).sum()) / df) if df > 0 else math.inf
-    centres = np.array([signed_rank.centre(adjusted[duets == d]) for d in names])
-    sizes = np.array([(duets == d).sum() for d in names])
+    centres = signed_rank.centres(adjusted, duets)
+    sizes = np.bincount(np.unique(duets, return_inverse=True)[1])
     inverse = float(np.mean(1 / sizes))
     between = float(centres.var(ddof=1)) if len(names) > 1 else 0.0
     duet_sd = math.sqrt(max(0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)) \

@@ -15,7 +15,7 @@ from tfperf.ab import benchmark_format, costs, numerics_check, random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
-from tfperf.options.ab_settings import BONFERRONI, DUETS, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, DUET_RULES, DUETS_T, ABSettings
 from tfperf.storage.results_store import ABCaseRow
 
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
@@ -34,7 +34,10 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
                       duets=kept.get("duets", 2), relay=kept.get("relay", 0),
                       look_rule=kept.get("look_rule", BONFERRONI),
                       min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
-                      adjust_yardstick=kept.get("adjust_yardstick", False))
+                      adjust_yardstick=kept.get("adjust_yardstick", False),
+                      # Before issue 53: alpha spent evenly, at MIN and each doubling.
+                      spending_power=kept.get("spending_power", 1.0),
+                      looks_at=tuple(kept.get("looks_at", ())))
 
 
 def pairs_of(case: dict[str, Any]) -> Pairs:
@@ -154,12 +157,17 @@ def describe_sides(data: dict[str, Any]) -> str:
 
 def looks_rule(settings: ABSettings) -> str:
     """How a case is judged, and how wide each look's interval is."""
-    if settings.look_rule == DUETS:
+    if settings.look_rule in DUET_RULES:
+        df = "on the duets' degrees of freedom" if settings.look_rule == DUETS_T else \
+            "on degrees of freedom chosen by whether that floor binds (before issue 53)"
+        power = f" to the power {settings.spending_power:g}" if settings.spending_power != 1 \
+            else ""
         return (f"each worker process a unit: duets' Hodges-Lehmann estimates in a "
                 f"random-effects model (a duet's own offset at least "
-                f"{settings.min_duet_sd:.1%} SD), looks at "
+                f"{settings.min_duet_sd:.1%} SD), Student's t {df}, looks at "
                 f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
-                f"spent as the information grows (each case's intervals say their level)")
+                f"spent as the information{power} grows (each case's intervals say their "
+                f"level)")
     levels = ", ".join(f"{c:.1%} at {n}" for n, c in zip(settings.looks(),
                                                           confidences(settings), strict=True))
     how = "alpha spent in proportion to the pairs" if settings.look_rule != BONFERRONI else \
@@ -230,7 +238,7 @@ def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
     if not fitted:
         return []
     duets = np.median([fit.duets for _, fit in fitted])
-    covered = "covered by the interval" if settings.look_rule == DUETS else \
+    covered = "covered by the interval" if settings.look_rule in DUET_RULES else \
         "averaged in the estimate, not covered by the interval (pairs judged as independent)"
     lines = [f"each duet's own speed: B/A spread {np.median([f.duet_sd for _, f in fitted]):.1%} "
              f"between duets beyond sampling, median over cases; {duets:.0f} duets a case "

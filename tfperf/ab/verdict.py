@@ -40,7 +40,7 @@ import numpy as np
 
 from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
-from tfperf.options.ab_settings import BONFERRONI, DUETS, SPENDING, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, DUET_RULES, DUETS_T, SPENDING, ABSettings
 
 # What a verdict can say: a Literal, so that a misspelt status is a type error.
 Status = Literal["slower", "faster", "same", "undecided"]
@@ -63,7 +63,10 @@ def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
     if settings.look_rule == SPENDING or fit is None:
         return spending.bounds(tuple(n / looks[-1] for n in looks), settings.alpha)
     information = [1 / fit.variance(duets, inverse) for duets, inverse in settings.designs()]
-    return spending.bounds(spending.fractions(information), settings.alpha)
+    fractions = spending.fractions(information)
+    spent = None if settings.spending_power == 1 else \
+        tuple(f ** settings.spending_power for f in fractions)
+    return spending.bounds(fractions, settings.alpha, spent)
 
 
 def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:
@@ -166,17 +169,23 @@ def _independent(ratios: Sequence[float], settings: ABSettings) -> Verdict:
 
 def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
     fit = random_effects.fit(pairs, settings.min_duet_sd, settings.adjust_yardstick)
+    if settings.look_rule == DUETS_T and fit.duets < 2:
+        raise ValueError(f"{len(pairs)} pairs on one duet: judging by duets needs two or more")
     if fit.df <= 0:
         raise ValueError(f"{len(pairs)} pairs on {fit.duets} duets: judging by duets needs "
                          "more pairs than duets, and two for the order effect")
     n, floor = len(pairs), settings.floor
     z = bounds(settings, fit)[settings.look_index(n)]
-    from scipy.stats import norm
-    from scipy.stats import t as student_t
+    from scipy.special import ndtr, stdtrit
 
-    # The bound's tail on Student's t: the within-duet spread is itself estimated.
-    tail = float(norm.sf(z))
-    critical = float(student_t.isf(tail, fit.effective_df))
+    # The bound's tail on Student's t: the spreads are themselves estimated. Under `duets-t`
+    # on the duets' D - 1 degrees of freedom at every look: Var(B/A) is never less than the
+    # duets' centres' own spread over D, and choosing the degrees of freedom by whether the
+    # floor binds (`duets`) is a test on the data that left the first looks' intervals too
+    # narrow wherever the duets' offsets exceed the floor (issue 53; docs/ab.md).
+    tail = float(ndtr(-z))
+    df = fit.duets - 1 if settings.look_rule == DUETS_T else fit.effective_df
+    critical = float(-stdtrit(df, tail))
     half = critical * fit.se
     lo, hi = math.exp(fit.centre - half), math.exp(fit.centre + half)
     status = _status(lo, hi, floor)
@@ -196,7 +205,7 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
 
 def judge(pairs: Pairs, settings: ABSettings) -> Verdict:
     """The verdict of a case's pairs at the look of their number, by the settings' rule."""
-    if settings.look_rule == DUETS:
+    if settings.look_rule in DUET_RULES:
         return _by_duets(pairs, settings)
     return _independent(list(np.exp(pairs.log_ratios)), settings)
 

@@ -10,13 +10,17 @@ from typing import Final, Literal
 
 import numpy as np
 
-# How a case is judged (tfperf.ab.verdict's docstring): duets as units, or (sessions kept
-# before) independent pairs with alpha spent by the pairs, or alpha / K at each of K looks.
-LookRule = Literal["duets", "spending", "bonferroni"]
+# How a case is judged (tfperf.ab.verdict's docstring): duets as units with Student's t on the
+# duets' degrees of freedom at every look; or, in sessions kept before, duets as units with the
+# degrees of freedom chosen by the data (issue 33), independent pairs with alpha spent by the
+# pairs, or alpha / K at each of K looks.
+LookRule = Literal["duets-t", "duets", "spending", "bonferroni"]
+DUETS_T: Final = "duets-t"
 DUETS: Final = "duets"
 SPENDING: Final = "spending"
 BONFERRONI: Final = "bonferroni"
-LOOK_RULES = (DUETS, SPENDING, BONFERRONI)
+LOOK_RULES = (DUETS_T, DUETS, SPENDING, BONFERRONI)
+DUET_RULES = (DUETS_T, DUETS)  # the rules that take each worker process as a unit
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class ABSettings:
     steps_per_round: int = 2
 
     # How a case is judged (LOOK_RULES): see the module's docstring.
-    look_rule: LookRule = DUETS
+    look_rule: LookRule = DUETS_T
     # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
     # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
     # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.
@@ -61,10 +65,18 @@ class ABSettings:
     # compares their numbers (tfperf.ab.numerics_check).
     numerics: bool = True
 
+    # Alpha spent by information fraction t: alpha t^power (the power family; 1 spends evenly,
+    # higher powers keep more of it for the later looks, where an unchanged case is decided).
+    spending_power: float = 1.0
+    # The looks, in pairs, where not MIN and each doubling to MAX (a session file keeps them).
+    looks_at: tuple[int, ...] = ()
+
     def looks(self) -> list[int]:
         """MIN, 2 MIN, 4 MIN, ... and MAX. Every look widens the intervals of the others, and
         a look narrows one as the square root of the pairs: doubling buys the most narrowing
         per look (16:128 is 4 looks; every 16 pairs it would be 8, each wider)."""
+        if self.looks_at:
+            return list(self.looks_at)
         looks = [self.min_pairs]
         while looks[-1] * 2 < self.max_pairs:
             looks.append(looks[-1] * 2)

@@ -1,0 +1,265 @@
+"""The A/B reservoir: real pairs, kept, to judge any verdict rule on (issue 53).
+
+A verdict takes minutes of a real machine, so proving its error rates on real sessions one
+verdict at a time would take days. Instead, `collect` runs fixed-length A/A sessions that keep
+every pair (512 pairs: 32 duets of 16 on 4 duets alive at once, no early stop; numerics off),
+each a fresh `pytest perf/` process alone on the machine, and appends each case to a JSON-lines
+file (gzip), one line a session: the pairs in their real order with their real turn orders,
+rates, yardsticks and times, and the session's start, relay and pair seconds.
+
+`judge` draws pseudo-sessions from it: whole relay generations (the duets alive together, in
+their real order and with their real orders), drawn without replacement, each generation's
+duets cut to the design's relay (their first pairs); a known change applied to side B's rates;
+judged by the verdict code itself (verdict.sequential) at a design of benchmarks/ab_designs.py.
+It reports each level's verdicts, wrong-verdict rates with Clopper-Pearson 95% intervals over
+the pseudo-sessions and a bootstrap interval over the real sessions (the pool redrawn from
+resampled sessions), power, and seconds to a verdict by the sessions' own measured costs.
+
+`describe` says what the real pairs look like beyond the model: per session the per-pair SD
+within duets, the duets' SD, the second-turn effect and B/A; how far duets alive together move
+together (an intraclass correlation over generations) and a session-level component.
+
+    python benchmarks/ab_reservoir.py collect --workload resnet20 --sessions 4
+    python benchmarks/ab_reservoir.py collect --workload resnet20 --sessions 2 --slowdown 0.03
+    python benchmarks/ab_reservoir.py describe benchmarks/data/ab_reservoir/*.jsonl.gz
+    python benchmarks/ab_reservoir.py judge benchmarks/data/ab_reservoir/*.jsonl.gz \\
+        --workload resnet20 --design today --design "duets-t 90% relay 8"
+
+Run `collect` from a clone (its sessions write .perf-results/ there); --out names the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest, f_oneway
+from scipy.stats import f as f_dist
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ab_designs import DESIGNS, Design  # a sibling study (its folder is on the path)
+
+from tfperf.ab import random_effects, verdict
+from tfperf.ab.random_effects import Pairs
+from tfperf.ground.machine import detect
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "ab_reservoir"
+CASE = "cpu1 and workers1 and xla_off and NHWC and default and single and fp32 and synthetic"
+PAIRS, DUETS, RELAY = 512, 4, 16
+CHANGES = (0.0, -0.0075, -0.014, -0.016, -0.02, -0.03, -0.05)
+
+
+def collect(args: argparse.Namespace) -> int:
+    out = args.out or DATA / f"{detect().key()}.jsonl.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = ROOT / ".perf-results" / "ab"
+    for number in range(1, args.sessions + 1):
+        before = set(folder.glob("*.json")) if folder.exists() else set()
+        command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q", "-p",
+                   "no:cacheprovider", "-k", f"{args.workload} and {CASE}",
+                   "--perf-baseline=current", f"--perf-ab-pairs={PAIRS}:{PAIRS}",
+                   f"--perf-ab-duets={DUETS}", f"--perf-ab-relay={RELAY}",
+                   "--perf-ab-numerics=off",
+                   *([f"--perf-inject-slowdown={args.slowdown}"] if args.slowdown else [])]
+        started = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        new = sorted(set(folder.glob("*.json")) - before)
+        if not new:
+            print(f"session {number}: no session file", file=sys.stderr)
+            continue
+        data = json.loads(new[-1].read_text())
+        with gzip.open(out, "at") as kept:  # a gzip member a session: appending loses nothing
+            for case in data["cases"]:
+                kept.write(json.dumps({
+                    "workload": args.workload, "slowdown": args.slowdown,
+                    "machine_key": data["machine_key"], "when": data["when"],
+                    "session": data["session"], "settings": data["settings"],
+                    "case_id": case["case_id"], "pairs": case["pairs"],
+                    "wall_s": case["wall_s"], "rounds_s": case["rounds_s"],
+                    "relay_s": case["relay_s"], "failure": case["failure"]}) + "\n")
+        print(f"session {number} of {args.sessions}: {len(data['cases'])} case(s), "
+              f"{time.perf_counter() - started:.0f} s", flush=True)
+    return 0
+
+
+def load(paths: list[Path]) -> Iterator[dict[str, Any]]:
+    for path in paths:
+        with gzip.open(path, "rt") as lines:
+            for line in lines:
+                kept = json.loads(line)
+                if kept["failure"] is None and len(kept["pairs"]) == PAIRS:
+                    yield kept
+
+
+def pairs_of(kept: dict[str, Any], change: float = 0.0) -> Pairs:
+    return Pairs.of([p["b_rate"] * (1 + change) / p["a_rate"] for p in kept["pairs"]],
+                    [p["duet"] for p in kept["pairs"]], [p["order"] for p in kept["pairs"]])
+
+
+def generations(kept: dict[str, Any]) -> list[Pairs]:
+    """The session's relay generations: each the duets alive together, their pairs in order."""
+    pairs, size = pairs_of(kept), DUETS * RELAY
+    return [Pairs(pairs.log_ratios[i:i + size], pairs.duets[i:i + size] - pairs.duets[i] + 1,
+                  pairs.b_second[i:i + size]) for i in range(0, PAIRS, size)]
+
+
+def costs(sessions: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """Start, a relay and a pair, seconds, medians over the sessions."""
+    relays = PAIRS // RELAY - DUETS
+    pair = [kept["rounds_s"] / PAIRS for kept in sessions]
+    relay = [kept["relay_s"] / relays for kept in sessions]
+    start = [kept["wall_s"] - kept["rounds_s"] - kept["relay_s"] for kept in sessions]
+    return float(np.median(start)), float(np.median(relay)), float(np.median(pair))
+
+
+def pseudo(pool: list[Pairs], design: Design, change: float, draw: np.random.Generator
+           ) -> Pairs:
+    """One pseudo-session: whole generations, cut to the design's relay, without replacement."""
+    settings = design.settings
+    relay = settings.relay or RELAY
+    count = -(-settings.max_pairs // (settings.duets * relay))
+    chosen = draw.choice(len(pool), size=count, replace=False)
+    parts = [pool[i].head(settings.duets * relay) for i in chosen]
+    y = np.concatenate([p.log_ratios for p in parts]) + np.log1p(change)
+    duets = np.concatenate([p.duets + settings.duets * k for k, p in enumerate(parts)])
+    b_second = np.concatenate([p.b_second for p in parts])
+    n = settings.max_pairs
+    return Pairs(y[:n], duets[:n], b_second[:n])
+
+
+def outcomes(pool: list[Pairs], design: Design, change: float, n: int, seed: int,
+             seconds: tuple[float, float, float]) -> tuple[list[str], list[float]]:
+    draw = np.random.default_rng(seed)
+    start, relay, pair = seconds
+    statuses, times = [], []
+    for _ in range(n):
+        last = verdict.sequential(pseudo(pool, design, change, draw), design.settings)[-1]
+        relays = len(np.unique(design.settings.duet_numbers(last.pairs))) - design.settings.duets
+        statuses.append(last.status)
+        times.append(start + relay * relays + pair * last.pairs)
+    return statuses, times
+
+
+def wrong(change: float, floor: float, statuses: list[str]) -> int:
+    right = "same" if abs(change) < floor else ("slower" if change < 0 else "faster")
+    return sum(s not in (right, "undecided") for s in statuses)
+
+
+def judge(args: argparse.Namespace) -> int:
+    sessions = [k for k in load(args.files) if k["workload"] == args.workload and
+                not k["slowdown"]]
+    if len(sessions) < 2:
+        print(f"{len(sessions)} A/A session(s) of {args.workload}: need 2 or more",
+              file=sys.stderr)
+        return 2
+    seconds = costs(sessions)
+    print(f"{args.workload}: {len(sessions)} A/A sessions, {len(sessions) * PAIRS // RELAY} "
+          f"duets; start {seconds[0]:.0f} s, relay {seconds[1]:.1f} s, pair {seconds[2]:.2f} s")
+    print("| design | true change | n | slower | faster | same | undecided | wrong (95% CP) | "
+          "wrong (bootstrap over sessions) | seconds median/p90 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
+    draw = np.random.default_rng(args.seed)
+    for name in args.design:
+        design = DESIGNS[name]
+        pool = [g for kept in sessions for g in generations(kept)]
+        for k, change in enumerate(CHANGES):
+            statuses, times = outcomes(pool, design, change, args.n, args.seed + k, seconds)
+            bad = wrong(change, design.settings.floor, statuses)
+            low, high = binomtest(bad, args.n).proportion_ci(0.95, "exact")
+            boot = []
+            for b in range(args.bootstrap):
+                redrawn = draw.choice(len(sessions), size=len(sessions), replace=True)
+                again = [g for i in redrawn for g in generations(sessions[i])]
+                found, _ = outcomes(again, design, change, args.n // 4, b, seconds)
+                boot.append(wrong(change, design.settings.floor, found) / len(found))
+            interval = (f"[{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}]"
+                        if boot else "-")
+            counts = [statuses.count(s) for s in ("slower", "faster", "same", "undecided")]
+            print(f"| {name} | {change:+.2%} | {args.n} | {' | '.join(map(str, counts))} | "
+                  f"{bad / args.n:.3f} [{low:.3f}, {high:.3f}] | {interval} | "
+                  f"{np.median(times):.0f}/{np.percentile(times, 90):.0f} |", flush=True)
+    return 0
+
+
+def duet_centres(kept: dict[str, Any]) -> np.ndarray:
+    """Each duet's centre (log B/A, after the second turn), as generations x duets."""
+    found = []
+    for g in generations(kept):
+        fit = random_effects.fit(g, 0.0, False)
+        y = g.log_ratios - fit.order_effect * g.b_second
+        found.append([float(np.median(y[g.duets == d])) for d in range(1, DUETS + 1)])
+    return np.array(found)
+
+
+def describe(args: argparse.Namespace) -> int:
+    print("| workload | injected | session | pairs | per-pair SD | duet SD | second turn | B/A |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    by_workload: dict[str, list[np.ndarray]] = {}
+    for kept in load(args.files):
+        fit = random_effects.fit(pairs_of(kept), 0.0, False)
+        print(f"| {kept['workload']} | {kept['slowdown'] or 0:.1%} | {kept['session']} | "
+              f"{len(kept['pairs'])} | {fit.within_sd:.2%} | {fit.duet_sd:.2%} | "
+              f"{np.expm1(fit.order_effect):+.2%} | {np.exp(fit.centre):.4f} |")
+        if not kept["slowdown"]:
+            by_workload.setdefault(kept["workload"], []).append(duet_centres(kept))
+    for workload, found in by_workload.items():
+        # One-way analyses of variance of the duets' centres: by generation within sessions
+        # (what duets alive together share: an intraclass correlation), and by session.
+        within = np.concatenate([(c - c.mean(axis=1, keepdims=True)).ravel() for c in found])
+        ms_within = float(np.sum(within ** 2)) / sum(c.shape[0] * (DUETS - 1) for c in found)
+        between = np.concatenate([c.mean(axis=1) - c.mean() for c in found])
+        ms_between = DUETS * float(np.sum(between ** 2)) / sum(c.shape[0] - 1 for c in found)
+        icc = (ms_between - ms_within) / (ms_between + (DUETS - 1) * ms_within)
+        icc_p = float(f_dist.sf(ms_between / ms_within, sum(c.shape[0] - 1 for c in found),
+                                sum(c.shape[0] * (DUETS - 1) for c in found)))
+        session_p = float(f_oneway(*[c.ravel() for c in found]).pvalue) if len(found) > 1 \
+            else float("nan")
+        means = np.array([c.mean() for c in found])
+        per_session = float(np.var([c.ravel().mean() for c in found], ddof=1)) \
+            if len(found) > 1 else float("nan")
+        duets = found[0].size
+        session_var = per_session - float(np.mean([np.var(c.ravel(), ddof=1) for c in found])
+                                          ) / duets
+        print(f"\n{workload}: {len(found)} A/A sessions, {sum(c.size for c in found)} duets: "
+              f"duets alive together correlate {icc:+.2f} (intraclass, over generations within "
+              f"sessions, F-test p {icc_p:.2f}); session means {', '.join(f'{m:+.2%}' for m in means)}: a "
+              f"session-level component of SD {np.sqrt(max(0.0, session_var)):.2%} (F-test p "
+              f"{session_p:.2f})")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("collect", help="run fixed-length A/A (or injected) sessions")
+    run.add_argument("--workload", default="resnet20")
+    run.add_argument("--sessions", type=int, default=1)
+    run.add_argument("--slowdown", type=float, default=0.0,
+                     help="side B's rounds made this fraction longer (0: an A/A session)")
+    run.add_argument("--out", type=Path)
+    said = sub.add_parser("describe", help="what the kept pairs look like")
+    said.add_argument("files", type=Path, nargs="+")
+    judged = sub.add_parser("judge", help="pseudo-sessions judged by a design")
+    judged.add_argument("files", type=Path, nargs="+")
+    judged.add_argument("--workload", default="resnet20")
+    judged.add_argument("--design", action="append", choices=list(DESIGNS), required=True)
+    judged.add_argument("-n", type=int, default=1000, help="pseudo-sessions per level")
+    judged.add_argument("--bootstrap", type=int, default=0,
+                        help="resamples of the real sessions (each with n / 4 pseudo-sessions)")
+    judged.add_argument("--seed", type=int, default=53)
+    args = parser.parse_args()
+    return {"collect": collect, "describe": describe, "judge": judge}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

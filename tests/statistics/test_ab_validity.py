@@ -1,0 +1,112 @@
+"""Issue 53: is every look's A/B interval valid? Simulated sessions (tfperf/ab/simulate.py)
+judged by the verdict code itself, over the grid where real sessions have been measured and
+beyond it: per-pair SD 0.5-10%, a duet's own offset 0.3-2.5% SD, normal and heavy-tailed noise,
+counterbalanced orders with a second-turn effect.
+
+- every look's interval holds the true ratio at once in at least the stated confidence of
+  sessions, less two Monte Carlo standard errors;
+- at the floor's edge (a true change of floor - 0.1%, and floor + 0.1%) each one-sided wrong
+  verdict (`slower`, then `same`) comes in at most its share of alpha (alpha / 2: the interval
+  misses on that side) plus two standard errors.
+
+These checks see an invalid interval: the rule issue 33 shipped (`duets`, its degrees of
+freedom chosen by whether the floor binds) fails both in the cells with duets 1.5-2.5% apart,
+and pairs judged as independent (`spending`) fail both wherever processes differ;
+test_the_checks_fail_on_the_rules_before shows it on the cheapest cells that do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tfperf.ab import simulate, verdict
+from tfperf.ab.simulate import Conditions
+from tfperf.options.ab_settings import ABSettings
+
+SHIPPED = ABSettings()
+ISSUE_33 = ABSettings(look_rule="duets")  # what shipped before issue 53
+INDEPENDENT = ABSettings(look_rule="spending")  # before issue 33
+
+# (cell, sessions): the close calls (duets far apart against quiet pairs, where the first looks'
+# four duets may hide them) get enough sessions for two standard errors of 0.8% on 95%.
+CELLS = [
+    (Conditions(1.0, 0.005, 0.003), 600),
+    (Conditions(1.0, 0.01, 0.01), 1000),
+    (Conditions(1.0, 0.01, 0.015), 3000),
+    (Conditions(1.0, 0.01, 0.025), 3000),
+    (Conditions(1.0, 0.02, 0.009, heavy_tails=True), 1000),
+    (Conditions(1.0, 0.01, 0.015, second_turn=0.01), 1000),
+    (Conditions(1.0, 0.05, 0.003), 600),
+    (Conditions(1.0, 0.10, 0.01), 600),
+]
+
+
+def _name(cell: Conditions) -> str:
+    return (f"pair{cell.pair_sd:.1%}-duet{cell.duet_sd:.1%}{'-heavy' if cell.heavy_tails else ''}"
+            f"{'-second_turn' if cell.second_turn else ''}")
+
+
+def _two_se(p: float, n: int) -> float:
+    return 2 * math.sqrt(p * (1 - p) / n)
+
+
+def every_look_held(settings: ABSettings, cell: Conditions, sessions: int, seed: int) -> float:
+    """The share of sessions whose intervals at every look (all judged, none stopped) held the
+    true ratio."""
+    draw = np.random.default_rng(seed)
+    held = 0
+    for _ in range(sessions):
+        pairs = simulate.session(cell, settings, draw)
+        held += all(v.low <= cell.ratio <= v.high for v in (
+            verdict.judge(pairs.head(look), settings) for look in settings.looks()))
+    return held / sessions
+
+
+def wrong_at_the_edge(settings: ABSettings, cell: Conditions, sessions: int, seed: int
+                      ) -> dict[str, float]:
+    """One-sided wrong verdicts at the floor's edge, each a share of sessions."""
+    floor = settings.floor
+    inside = simulate.counts(simulate.verdicts(replace(cell, ratio=1 - floor + 0.001),
+                                               settings, sessions, seed))
+    outside = simulate.counts(simulate.verdicts(replace(cell, ratio=1 - floor - 0.001),
+                                                settings, sessions, seed + 1))
+    return {"slower at floor - 0.1%": inside["slower"] / sessions,
+            "same at floor + 0.1%": outside["same"] / sessions}
+
+
+def coverage_fails(settings: ABSettings, cell: Conditions, sessions: int) -> str | None:
+    held = every_look_held(settings, cell, sessions, seed=53)
+    least = 1 - settings.alpha - _two_se(1 - settings.alpha, sessions)
+    return None if held >= least else f"every look held in {held:.2%} of {sessions} (< {least:.2%})"
+
+
+def edge_fails(settings: ABSettings, cell: Conditions, sessions: int) -> str | None:
+    share = settings.alpha / 2
+    most = share + _two_se(share, sessions)
+    wrong = {what: rate for what, rate in wrong_at_the_edge(settings, cell, sessions, 54).items()
+             if rate > most}
+    return None if not wrong else f"{wrong} of {sessions} (> {most:.2%})"
+
+
+@pytest.mark.parametrize(("cell", "sessions"), CELLS, ids=[_name(c) for c, _ in CELLS])
+def test_every_look_s_interval_holds_the_true_ratio(cell: Conditions, sessions: int) -> None:
+    assert coverage_fails(SHIPPED, cell, sessions) is None
+
+
+@pytest.mark.parametrize(("cell", "sessions"), CELLS, ids=[_name(c) for c, _ in CELLS])
+def test_a_one_sided_wrong_verdict_at_the_floor_s_edge_stays_within_its_share(
+        cell: Conditions, sessions: int) -> None:
+    assert edge_fails(SHIPPED, cell, sessions) is None
+
+
+def test_the_checks_fail_on_the_rules_before() -> None:
+    """The two checks above, on the rules that shipped before: each fails on each."""
+    close, offsets = CELLS[3], CELLS[1]
+    assert coverage_fails(ISSUE_33, *close) is not None
+    assert edge_fails(ISSUE_33, *close) is not None
+    assert coverage_fails(INDEPENDENT, offsets[0], 600) is not None
+    assert edge_fails(INDEPENDENT, offsets[0], 600) is not None

@@ -141,7 +141,8 @@ def outcomes(pool: list[Pairs], design: Design, change: float, n: int, seed: int
              seconds: tuple[float, float, float]) -> tuple[list[str], list[float]]:
     draw = np.random.default_rng(seed)
     start, relay, pair = seconds
-    statuses, times = [], []
+    statuses: list[str] = []
+    times: list[float] = []
     for _ in range(n):
         last = verdict.sequential(pseudo(pool, design, change, draw), design.settings)[-1]
         relays = len(np.unique(design.settings.duet_numbers(last.pairs))) - design.settings.duets

@@ -49,5 +49,5 @@ def test_a_cost_is_judged_over_the_duets_against_its_own_floor() -> None:
     heavier = costs.judge(_duets([48 * 2**20] * 4, [348 * 2**20] * 4, memory.key), memory,
                           settings)
     assert heavier.status == costs.HIGHER and heavier.describe().startswith(
-        "peak device memory: higher, B/A 7.250 [7.250, 7.250] (98.8% over 4 duets; A 48 MiB, "
+        "peak device memory: higher, B/A 7.250 [7.250, 7.250] (97.5% over 4 duets; A 48 MiB, "
         "B 348 MiB; floor 10%)")

@@ -18,7 +18,8 @@ from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
 DEFAULTS = ABSettings()
-TODAY = replace(DEFAULTS, look_rule="spending")  # pairs as independent, as before issue 33
+TODAY = ABSettings(look_rule="spending", alpha=0.05, relay=16, spending_power=1,
+                   half_doubling=False)  # pairs as independent, as before issue 33
 
 
 def _all_signs(n: int) -> np.ndarray:
@@ -114,23 +115,6 @@ def test_pairs_judged_as_independent_are_wrong_too_often_where_processes_differ(
     fail (the pairs' interval misses each duet's offset)."""
     wrong = _wrong(TODAY, GRID[1], seed=17)
     assert _upper(wrong["same at 1.2 floors"]) > 0.05, wrong
-
-
-@pytest.mark.parametrize("conditions", [GRID[2], GRID[4]], ids=["quiet", "noisy"])
-def test_every_look_s_interval_holds_the_true_ratio(conditions: Conditions) -> None:
-    """The repeated intervals hold the true ratio at every look at once in about 95% of
-    sessions at measured offsets (0.55-1% a duet; docs/ab.md: 91-95% over the grid, where the
-    first looks' four duets say little of the offsets); pairs judged as independent, less."""
-    held = {}
-    for name, settings in (("duets", DEFAULTS), ("independent", TODAY)):
-        draw = np.random.default_rng(23)
-        count = 0
-        for _ in range(200):
-            pairs = simulate.session(replace(conditions, ratio=0.99), settings, draw)
-            count += all(v.low <= 0.99 <= v.high for v in (
-                verdict.judge(pairs.head(look), settings) for look in settings.looks()))
-        held[name] = count / 200
-    assert held["duets"] >= 0.92 and held["independent"] < held["duets"] - 0.04, held
 
 
 def test_an_undecided_verdict_says_what_kept_it_open() -> None:

@@ -113,11 +113,17 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert done.code == 2 and "is not a valid tfperf A/B session file" in done.err
     # A file names the rule its looks were judged by; one it does not know is refused.
     data = json.loads(kept.read_text())
-    assert data["settings"]["look_rule"] == "duets"
+    assert data["settings"]["look_rule"] == "duets-t"
     # Each duet ran AB once and BA once, in an order drawn from the kept seed.
     assert isinstance(data["settings"]["seed"], int)
     for number in served:
         assert sorted(p["order"] for p in case["pairs"] if p["duet"] == number) == ["AB", "BA"]
+    # A file kept before issue 53 is judged as it ran: degrees of freedom chosen by the floor.
+    data["settings"]["look_rule"] = "duets"
+    broken.write_text(json.dumps(data))
+    done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)
+    assert done.code == 1 and "chosen by whether that floor binds" in \
+        (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), done.out
     # A file kept before issue 33 is judged as it ran: its pairs as independent.
     data["settings"]["look_rule"] = "spending"
     broken.write_text(json.dumps(data))

@@ -276,7 +276,7 @@ class ABRunner:
                          "min_duet_sd": self.settings.min_duet_sd,
                          "adjust_yardstick": self.settings.adjust_yardstick,
                          "spending_power": self.settings.spending_power,
-                         "looks_at": list(self.settings.looks_at),
+                         "half_doubling": self.settings.half_doubling,
                          "numerics": self.settings.numerics,
                          "seed": self.seed, "turn_s": self.settings.turn_s,
                          "steps_per_round": self.options.worker.steps_per_round},

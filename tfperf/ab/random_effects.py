@@ -106,14 +106,16 @@ class Fit:
         return {"pairs": 1 - duet, "duets": duet}
 
 
-def _within(columns: list[np.ndarray], y: np.ndarray, duets: np.ndarray
+def _within(columns: list[np.ndarray], y: np.ndarray, index: np.ndarray, counts: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Least squares of y on the columns within duets (each centred on its duet's mean): the
-    coefficients, and y's residuals about its duet's mean after them."""
-    _, index, counts = np.unique(duets, return_inverse=True, return_counts=True)
+    """Least squares of y on the columns within duets (each centred on its duet's mean; index
+    numbers each pair's duet from 0, counts each duet's pairs): the coefficients, and y's
+    residuals about its duet's mean after them."""
 
     def centred(v: np.ndarray) -> np.ndarray:
-        return v - (np.bincount(index, weights=v) / counts)[index]
+        means: np.ndarray = np.bincount(index, weights=v) / counts
+        found: np.ndarray = v - means[index]
+        return found
 
     yc = centred(y)
     if not columns:
@@ -127,22 +129,22 @@ def _within(columns: list[np.ndarray], y: np.ndarray, duets: np.ndarray
 
 
 def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
-    y, duets = pairs.log_ratios, pairs.duets
-    names = np.unique(duets)
+    y = pairs.log_ratios
+    names, index, sizes = np.unique(pairs.duets, return_inverse=True, return_counts=True)
     columns = [pairs.b_second]
     use_yardstick = adjust_yardstick and pairs.yardstick is not None
     if use_yardstick:
         assert pairs.yardstick is not None
         columns.append(pairs.yardstick)
-    coef, residuals = _within(columns, y, duets)
+    coef, residuals = _within(columns, y, index, sizes)
     gamma = float(coef[0])
     adjusted = y - gamma * pairs.b_second
     slope = share = None
     if pairs.yardstick is not None:
         # What the yardstick would explain, whether or not it takes part.
-        with_x, with_x_residuals = _within([pairs.b_second, pairs.yardstick], y, duets)
+        with_x, with_x_residuals = _within([pairs.b_second, pairs.yardstick], y, index, sizes)
         # The fit above is already the one without the yardstick unless it took part.
-        without = float(((_within([pairs.b_second], y, duets)[1] if use_yardstick
+        without = float(((_within([pairs.b_second], y, index, sizes)[1] if use_yardstick
                           else residuals) ** 2).sum())
         slope = float(with_x[1])
         share = 1 - float((with_x_residuals ** 2).sum()) / without if without > 0 else 0.0
@@ -150,8 +152,7 @@ def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
             adjusted = adjusted - slope * (pairs.yardstick - pairs.yardstick.mean())
     df = len(y) - len(names) - int(np.count_nonzero(coef))
     within_sd = math.sqrt(float((residuals ** 2).sum()) / df) if df > 0 else math.inf
-    centres = signed_rank.centres(adjusted, duets)
-    sizes = np.bincount(np.unique(duets, return_inverse=True)[1])
+    centres = signed_rank.centres(adjusted, index, sizes)
     inverse = float(np.mean(1 / sizes))
     between = float(centres.var(ddof=1)) if len(names) > 1 else 0.0
     duet_sd = math.sqrt(max(0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)) \

@@ -35,9 +35,9 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
                       look_rule=kept.get("look_rule", BONFERRONI),
                       min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
                       adjust_yardstick=kept.get("adjust_yardstick", False),
-                      # Before issue 53: alpha spent evenly, at MIN and each doubling.
+                      # Before issue 53: alpha spent evenly, looks at MIN and each doubling.
                       spending_power=kept.get("spending_power", 1.0),
-                      looks_at=tuple(kept.get("looks_at", ())))
+                      half_doubling=kept.get("half_doubling", False))
 
 
 def pairs_of(case: dict[str, Any]) -> Pairs:

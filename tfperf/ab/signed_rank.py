@@ -67,11 +67,11 @@ def centre(values: Sequence[float] | np.ndarray) -> float:
     return float(np.median((x[i] + x[j]) / 2))
 
 
-def centres(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The Hodges-Lehmann estimate of each group's values, in the order of np.unique(groups).
+def centres(values: np.ndarray, index: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The Hodges-Lehmann estimate of each group's values: `index` numbers each value's group
+    from 0, `sizes` counts each group's values (np.unique's return_inverse and return_counts).
     Groups of one size are estimated together (a simulation judges thousands of cases)."""
-    names, index, sizes = np.unique(groups, return_inverse=True, return_counts=True)
-    found = np.empty(len(names))
+    found = np.empty(len(sizes))
     order = np.argsort(index, kind="stable")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     for size in np.unique(sizes):

@@ -35,13 +35,13 @@ def orders(settings: ABSettings, seed: int) -> np.ndarray:
     """+1 where B's turn ran second, as duet.py draws them: each duet's pairs in blocks of
     AB and BA, which first at random."""
     duets = settings.duet_numbers(settings.max_pairs)
-    draw = np.random.default_rng(seed)
-    b_second = np.empty(len(duets))
-    for duet in np.unique(duets):
-        mine = np.flatnonzero(duets == duet)
-        blocks = -(-len(mine) // 2)
-        first = draw.choice([1.0, -1.0], size=blocks)
-        b_second[mine] = np.column_stack([first, -first]).ravel()[:len(mine)]
+    # A pair's place among its duet's: pairs go round the slots, and a relay starts anew.
+    rank = np.arange(len(duets)) // settings.duets
+    if settings.relay:
+        rank = rank % settings.relay
+    first = np.random.default_rng(seed).choice([1.0, -1.0], size=(duets.max() + 1,
+                                                                  rank.max() // 2 + 1))
+    b_second: np.ndarray = first[duets, rank // 2] * np.where(rank % 2 == 0, 1.0, -1.0)
     return b_second
 
 

@@ -26,8 +26,11 @@ from tfperf.storage.results_store import ResultsStore
 # decide most steps. A step with no change may need more on a busy 2-core machine (its pairs
 # spread 14%: one look at 16 pairs left an A/A step at [0.757, 1.425], undecided), so it may
 # look again at 32 and 64.
+# Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets' (issue 53),
+# and 16 pairs on two duets of 8 leave it one; on four of 4 it has three, which decide.
 QUICK = ("--floor", "40", "--pairs", "16:64", "--confirm-pairs", "16")
-RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2")
+RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2",
+       "--perf-ab-relay=4")
 
 
 def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:

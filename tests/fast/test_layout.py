@@ -104,7 +104,7 @@ def test_every_package_the_harness_imports_is_one_it_declares() -> None:
                  for r in project["optional-dependencies"][extra]}
     declared |= {"keras"}  # TensorFlow's own dependency, the one the worker's models use
     distributions = importlib.metadata.packages_distributions()
-    undeclared = {}
+    undeclared: dict[str, str] = {}
     for path in PACKAGE.rglob("*.py"):
         for module in _imports(path):
             top = module.split(".")[0]

@@ -84,3 +84,33 @@ def test_no_module_imports_itself_round_a_circle() -> None:
                for imported in sorted(graph.find_modules_directly_imported_by(module))
                if graph.find_shortest_chain(importer=imported, imported=module)]
     assert circles == []
+
+
+def test_every_package_the_harness_imports_is_one_it_declares() -> None:
+    """A package the harness imports arrives because pyproject.toml asks for it, not because
+    another package happens to (rich came with keras and import-linter until issue 54 said so).
+    The worker's TensorFlow and Keras come with the `cpu` or `cuda` extra, which every install
+    names."""
+    import importlib.metadata
+    import re
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    def name(requirement: str) -> str:
+        return re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+    declared = {name(r) for r in project["dependencies"]}
+    declared |= {name(r) for extra in ("cpu", "cuda")
+                 for r in project["optional-dependencies"][extra]}
+    declared |= {"keras"}  # TensorFlow's own dependency, the one the worker's models use
+    distributions = importlib.metadata.packages_distributions()
+    undeclared: dict[str, str] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for module in _imports(path):
+            top = module.split(".")[0]
+            if top in sys.stdlib_module_names or top == "tfperf":
+                continue
+            names = {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+            if not names & declared and not any(n.startswith("tensorflow") for n in names):
+                undeclared.setdefault(top, str(path.relative_to(REPO)))
+    assert undeclared == {}, undeclared

@@ -35,7 +35,10 @@ from tfperf.ab.random_effects import Pairs
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
-DEFAULTS = ABSettings()
+# Issue 33's defaults, which docs/ab.md's table of this study was made at (issue 53's rule and
+# design are compared by benchmarks/ab_designs.py).
+DEFAULTS = ABSettings(look_rule="duets", alpha=0.05, relay=16, spending_power=1,
+                      half_doubling=False)
 GRID = [(0.015, 0.003), (0.015, 0.01), (0.02, 0.0055), (0.02, 0.009), (0.035, 0.006),
         (0.05, 0.003), (0.05, 0.01), (0.10, 0.01)]
 Judge = Callable[[Pairs], tuple[float, float]]  # the interval (B/A) at the pairs' look

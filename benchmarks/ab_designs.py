@@ -48,8 +48,7 @@ class Design:
     yardstick_every: int = 1  # the yardstick bursts run before every k-th pair's turns
 
     def seconds(self, pairs: int) -> float:
-        duets = self.settings.duet_numbers(pairs)
-        relays = len(np.unique(duets)) - self.settings.duets
+        relays = self.settings.relays(pairs)
         bursts = math.ceil(pairs / self.yardstick_every)
         return START_S + RELAY_S * relays + PAIR_S * pairs + YARDSTICK_S * bursts
 

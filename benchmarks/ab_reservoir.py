@@ -47,7 +47,7 @@ from scipy.stats import f as f_dist
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ab_designs import DESIGNS, Design  # a sibling study (its folder is on the path)
 
-from tfperf.ab import random_effects, verdict
+from tfperf.ab import random_effects, signed_rank, verdict
 from tfperf.ab.random_effects import Pairs
 from tfperf.ground.machine import detect
 
@@ -146,9 +146,8 @@ def outcomes(pool: list[Pairs], design: Design, change: float, n: int, seed: int
     times: list[float] = []
     for _ in range(n):
         last = verdict.sequential(pseudo(pool, design, change, draw), design.settings)[-1]
-        relays = len(np.unique(design.settings.duet_numbers(last.pairs))) - design.settings.duets
         statuses.append(last.status)
-        times.append(start + relay * relays + pair * last.pairs)
+        times.append(start + relay * design.settings.relays(last.pairs) + pair * last.pairs)
     return statuses, times
 
 
@@ -171,9 +170,10 @@ def judge(args: argparse.Namespace) -> int:
           "wrong (bootstrap over sessions) | seconds median/p90 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
     draw = np.random.default_rng(args.seed)
+    by_session = [generations(kept) for kept in sessions]
+    pool = [g for found in by_session for g in found]
     for name in args.design:
         design = DESIGNS[name]
-        pool = [g for kept in sessions for g in generations(kept)]
         for k, change in enumerate(CHANGES):
             statuses, times = outcomes(pool, design, change, args.n, args.seed + k, seconds)
             bad = wrong(change, design.settings.floor, statuses)
@@ -181,7 +181,7 @@ def judge(args: argparse.Namespace) -> int:
             boot = []
             for b in range(args.bootstrap):
                 redrawn = draw.choice(len(sessions), size=len(sessions), replace=True)
-                again = [g for i in redrawn for g in generations(sessions[i])]
+                again = [g for i in redrawn for g in by_session[i]]
                 found, _ = outcomes(again, design, change, args.n // 4, b, seconds)
                 boot.append(wrong(change, design.settings.floor, found) / len(found))
             interval = (f"[{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}]"
@@ -194,12 +194,14 @@ def judge(args: argparse.Namespace) -> int:
 
 
 def duet_centres(kept: dict[str, Any]) -> np.ndarray:
-    """Each duet's centre (log B/A, after the second turn), as generations x duets."""
+    """Each duet's centre as the verdict takes it (the Hodges-Lehmann estimate of its log B/A
+    after the second turn), as generations x duets."""
     found = []
     for g in generations(kept):
         fit = random_effects.fit(g, 0.0, False)
-        y = g.log_ratios - fit.order_effect * g.b_second
-        found.append([float(np.median(y[g.duets == d])) for d in range(1, DUETS + 1)])
+        _, index, sizes = np.unique(g.duets, return_inverse=True, return_counts=True)
+        found.append(signed_rank.centres(g.log_ratios - fit.order_effect * g.b_second, index,
+                                         sizes))
     return np.array(found)
 
 
@@ -217,21 +219,20 @@ def describe(args: argparse.Namespace) -> int:
     for workload, found in by_workload.items():
         # One-way analyses of variance of the duets' centres: by generation within sessions
         # (what duets alive together share: an intraclass correlation), and by session.
+        df_within = sum(c.shape[0] * (DUETS - 1) for c in found)
+        df_between = sum(c.shape[0] - 1 for c in found)
         within = np.concatenate([(c - c.mean(axis=1, keepdims=True)).ravel() for c in found])
-        ms_within = float(np.sum(within ** 2)) / sum(c.shape[0] * (DUETS - 1) for c in found)
         between = np.concatenate([c.mean(axis=1) - c.mean() for c in found])
-        ms_between = DUETS * float(np.sum(between ** 2)) / sum(c.shape[0] - 1 for c in found)
+        ms_within = float(np.sum(within ** 2)) / df_within
+        ms_between = DUETS * float(np.sum(between ** 2)) / df_between
         icc = (ms_between - ms_within) / (ms_between + (DUETS - 1) * ms_within)
-        icc_p = float(f_dist.sf(ms_between / ms_within, sum(c.shape[0] - 1 for c in found),
-                                sum(c.shape[0] * (DUETS - 1) for c in found)))
-        session_p = float(f_oneway(*[c.ravel() for c in found]).pvalue) if len(found) > 1 \
-            else float("nan")
+        icc_p = float(f_dist.sf(ms_between / ms_within, df_between, df_within))
         means = np.array([c.mean() for c in found])
-        per_session = float(np.var([c.ravel().mean() for c in found], ddof=1)) \
-            if len(found) > 1 else float("nan")
-        duets = found[0].size
-        session_var = per_session - float(np.mean([np.var(c.ravel(), ddof=1) for c in found])
-                                          ) / duets
+        session_p = session_var = float("nan")
+        if len(found) > 1:
+            session_p = float(f_oneway(*[c.ravel() for c in found]).pvalue)
+            session_var = float(np.var(means, ddof=1)) - float(
+                np.mean([np.var(c, ddof=1) for c in found])) / found[0].size
         print(f"\n{workload}: {len(found)} A/A sessions, {sum(c.size for c in found)} duets: "
               f"duets alive together correlate {icc:+.2f} (intraclass, over generations within "
               f"sessions, F-test p {icc_p:.2f}); session means {', '.join(f'{m:+.2%}' for m in means)}: a "

@@ -66,6 +66,27 @@ def test_the_looks_are_crossed_as_alpha_is_spent(fractions: tuple[float, ...]) -
                        (2.4977, 2.4072, 2.3208, 2.2448), atol=2e-4)
 
 
+def test_the_looks_double_then_grow_by_half_doublings_and_relays_are_counted() -> None:
+    assert DEFAULTS.looks() == [16, 32, 64, 96, 128, 192, 256]
+    assert replace(DEFAULTS, half_doubling=False).looks() == [16, 32, 64, 128, 256]
+    assert replace(DEFAULTS, min_pairs=6, max_pairs=100).looks() == [6, 12, 24, 36, 48, 72,
+                                                                      96, 100]
+    assert replace(DEFAULTS, min_pairs=16, max_pairs=16).looks() == [16]
+    # 4 slots, a fresh duet every 8 pairs of a slot: 32 duets at 256 pairs, 28 of them fresh;
+    # 100 pairs are 25 a slot, so 4 duets a slot.
+    assert [DEFAULTS.relays(n) for n in (0, 3, 32, 33, 256)] == [0, 0, 0, 1, 28]
+    assert replace(DEFAULTS, relay=16).relays(100) == 4
+    assert replace(DEFAULTS, relay=0).relays(256) == 0
+
+
+def test_duets_centres_are_each_duet_s_hodges_lehmann_estimate() -> None:
+    draw = np.random.default_rng(5)
+    values, duets = draw.normal(size=40), draw.integers(3, 9, size=40)  # duets of several sizes
+    _, index, sizes = np.unique(duets, return_inverse=True, return_counts=True)
+    assert np.array_equal(signed_rank.centres(values, index, sizes), [
+        signed_rank.centre(values[duets == d]) for d in np.unique(duets)])
+
+
 def test_the_report_names_the_rule() -> None:
     assert session_report.looks_rule(TODAY) == (
         "pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank interval, "

@@ -72,11 +72,11 @@ def centres(values: np.ndarray, index: np.ndarray, sizes: np.ndarray) -> np.ndar
     from 0, `sizes` counts each group's values (np.unique's return_inverse and return_counts).
     Groups of one size are estimated together (a simulation judges thousands of cases)."""
     found = np.empty(len(sizes))
-    order = np.argsort(index, kind="stable")
+    grouped = values[np.argsort(index, kind="stable")]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     for size in np.unique(sizes):
         mine = np.flatnonzero(sizes == size)
-        block = values[order][starts[mine, None] + np.arange(size)]
+        block = grouped[starts[mine, None] + np.arange(size)]
         i, j = _walsh_pairs(int(size))
         found[mine] = np.median((block[:, i] + block[:, j]) / 2, axis=1)
     return found

@@ -67,9 +67,8 @@ def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
         return spending.bounds(tuple(n / looks[-1] for n in looks), settings.alpha)
     information = [1 / fit.variance(duets, inverse) for duets, inverse in settings.designs()]
     fractions = spending.fractions(information)
-    spent = None if settings.spending_power == 1 else \
-        tuple(f ** settings.spending_power for f in fractions)
-    return spending.bounds(fractions, settings.alpha, spent)
+    return spending.bounds(fractions, settings.alpha,
+                           tuple(f ** settings.spending_power for f in fractions))
 
 
 def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:

@@ -96,6 +96,10 @@ class ABSettings:
         looks = [s * self.min_pairs for s in steps if s * self.min_pairs < self.max_pairs]
         return [*looks, self.max_pairs]
 
+    def relays(self, pairs: int) -> int:
+        """The fresh duets that have taken over by the time `pairs` pairs are measured."""
+        return max(0, int(self.duet_numbers(pairs).max(initial=0)) - self.duets)
+
     def look_index(self, pairs: int) -> int:
         """The last look `pairs` reach (the first, below it)."""
         return max(0, sum(look <= pairs for look in self.looks()) - 1)

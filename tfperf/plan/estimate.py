@@ -95,7 +95,7 @@ class Estimator:
             turn_s = max(ab.turn_s, m.steps_per_round * step_s)
             # The duets that take over, each started and warmed up while the others wait. The
             # first start-up starts every duet's workers at once; a relay starts one duet's.
-            relays = max(0, -(-ab.max_pairs // ab.relay) - ab.duets) if ab.relay else 0
+            relays = ab.relays(ab.max_pairs)
             return (start + ab.duets * warmup_s + relays * (start / ab.duets + warmup_s)
                     + ab.max_pairs * 2 * (turn_s + YARDSTICK_S))
         steps = (m.warmup_rounds + m.rounds) * m.steps_per_round

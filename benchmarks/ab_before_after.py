@@ -138,8 +138,8 @@ def report(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
     order = [args.reference]
     for path in args.files:
-        with gzip.open(path, "rt") as lines:
-            for text in lines:
+        with gzip.open(path, "rt") as texts:
+            for text in texts:
                 line = json.loads(text)
                 groups[(line["arm"], line["slowdown"])].append(line)
                 if line["arm"] not in order:

@@ -107,6 +107,10 @@ class WorkloadInfo:
     batch_sizes: Mapping[str, int]
     smoke_matrix: bool
     preprocessing: bool  # follows Preprocessed
+    # A workload's `version`: raised when a change makes its earlier runs incomparable (its
+    # objective, its data), so that its history restarts instead of judging the new against
+    # the old. Version 1 adds nothing to a run's fingerprint (runs kept before still match).
+    version: int = 1
 
     def batch_size(self, size: str, precision: str) -> int:
         return self.batch_sizes.get(f"{size}:{precision}", self.batch_sizes[size])
@@ -165,6 +169,7 @@ def discover(directory: Path) -> dict[str, WorkloadInfo]:
             batch_sizes=dict(workload.batch_sizes),
             smoke_matrix=bool(workload.smoke_matrix),
             preprocessing=isinstance(workload, Preprocessed),
+            version=int(getattr(workload, "version", 1)),
         )
     if not found:
         raise WorkloadError(f"no workload modules in {directory}")

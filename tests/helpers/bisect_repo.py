@@ -36,6 +36,7 @@ BLOCKS = {blocks}  # {comment}
 WIDTH = 16
 SIZE = 16
 CLASSES = 4
+BRIGHTNESS = np.linspace(-1, 1, CLASSES, dtype=np.float32)
 
 
 class {name}(ImageBytes):
@@ -59,7 +60,11 @@ class {name}(ImageBytes):
         return keras.optimizers.SGD(0.02, momentum=0.9)
 
     def make_batches(self, config: ModelConfig, count: int) -> tuple[np.ndarray, np.ndarray]:
-        return learnable_images(config, count, CLASSES, SIZE, noise=0.5)
+        images, labels = learnable_images(config, count, CLASSES, SIZE, noise=0.5)
+        # Each class a brightness of its own too: a signal that the global average pooling
+        # keeps, so that the loss falls from the first steps (the templates alone left a
+        # 50-block stack near chance, 1.3 against ln 4, after 34 steps).
+        return images + BRIGHTNESS[labels][..., None, None, None], labels
 
     def loss(self, labels: tf.Tensor, outputs: Any) -> tf.Tensor:
         return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)

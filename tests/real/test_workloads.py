@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tfperf.measure import training_checks
 from tfperf.worker import strategies
 from tfperf.worker.telemetry import step_flops
 from tfperf.worker.training import loop, pool
@@ -49,6 +50,9 @@ def test_workload_trains_at_tiny_size(name: str) -> None:
     # Round means, not a single step's loss: ResNet-56's first steps can overshoot above the
     # very first loss before falling (a flaky comparison with one step).
     assert rounds[-1].mean_loss < first.mean_loss, losses
+    # And the workers' own check (the first step against the last round) after 20 steps, as
+    # few as a short A/B worker trains (issue 52: transformer failed it there at version 1).
+    training_checks.check(first.first_loss, rounds[-1].mean_loss, 0, 0, name)
 
     flops = trainer.flops_per_example(config.batch_size)
     if isinstance(workload, MemoryBound):

@@ -28,7 +28,7 @@ from typing import Any
 
 import tfperf
 
-FORMAT = "tfperf-catalog-1"
+FORMAT = "tfperf-catalog-2"  # 2: workloads have a version
 
 
 def folder() -> Path:

@@ -211,9 +211,11 @@ class CaseRunner:
         """The run as the history keeps it: its fingerprint, median and every round's rate."""
         examples_per_round = figures.examples_per_round(spec, measured.ready)
         rates = tuple(examples_per_round / s for s in measured.round_s)
-        config = {**case.axis_values(), "size": spec.size, "batch_size": spec.batch_size,
-                  "steps_per_round": spec.steps_per_round, "rounds": self.options.rounds,
-                  "warmup_rounds": spec.warmup_rounds}
+        measuring = {"size": spec.size, "batch_size": spec.batch_size, "steps_per_round":
+                     spec.steps_per_round, "rounds": self.options.rounds,
+                     "warmup_rounds": spec.warmup_rounds}
+        config = fingerprint.case_config(case.axis_values(), measuring,
+                                         self.workloads()[case.workload].version)
         peak = measured.finished.get("peak_memory_bytes")
         return session_files.Run(
             case_id=case.id,

@@ -27,6 +27,15 @@ SOFT_FIELDS = ("driver", "gpu_max_sm_clock_mhz", "gpu_power_limit_w", "host_cpu"
                "runner")
 
 
+def case_config(axes: Mapping[str, str], measured: Mapping[str, Any], workload_version: int
+                ) -> dict[str, Any]:
+    """What a case's fingerprint hashes as its configuration: the axes, how it was measured,
+    and its workload's version. Version 1 adds nothing, so that the runs kept before workloads
+    had versions still match; a later one starts the case's history afresh."""
+    return {**axes, **measured,
+            **({"workload_version": workload_version} if workload_version != 1 else {})}
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """A short hash of the case's configuration (axis values, workload, size, batch, steps and
     the harness's measurement settings)."""

@@ -167,7 +167,8 @@ def report(args: argparse.Namespace) -> int:
             else:
                 low, high = _bootstrap_ratio(first, wall, draw)
                 versus = f"{np.median(wall) / np.median(first):.2f} [{low:.2f}, {high:.2f}]"
-            print(f"| {arm} | {-level:+.1%} | {len(lines)} | {said} | {np.median(wall):.0f}, "
+            change = f"{-level:+.1%}" if level else "none"
+            print(f"| {arm} | {change} | {len(lines)} | {said} | {np.median(wall):.0f}, "
                   f"{np.percentile(wall, 90):.0f} | {np.median(process):.0f} | {versus} |")
     return 0
 

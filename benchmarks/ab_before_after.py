@@ -93,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         print("ab_before_after: fewer than two prepared arms in .perf-results/before-after/: "
               "run `prepare` first", file=sys.stderr)
         return 2
-    out = args.out or DATA / f"{detect().key()}.jsonl.gz"
+    key = detect().key()
+    out = args.out or DATA / f"{key}.jsonl.gz"
+    commits = {arm: subprocess.run(["git", "rev-parse", "HEAD"], cwd=arm, capture_output=True,
+                                   text=True, check=True).stdout.strip() for arm in arms}
     out.parent.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else int(time.time())
     for number in range(args.rounds):
@@ -102,10 +105,8 @@ def run(args: argparse.Namespace) -> int:
         for index in draw.permutation(len(plan)):
             arm, level = plan[index]
             data, seconds = _session(arm, level)
-            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=arm, capture_output=True,
-                                    text=True, check=True).stdout.strip()
-            line = {"arm": arm.name, "commit": commit, "slowdown": level, "seed": seed,
-                    "round": number, "process_s": seconds, "machine_key": detect().key()}
+            line = {"arm": arm.name, "commit": commits[arm], "slowdown": level, "seed": seed,
+                    "round": number, "process_s": seconds, "machine_key": key}
             if data and data["cases"]:
                 case = data["cases"][0]
                 last = case["looks"][-1] if case["looks"] else {}

@@ -252,7 +252,9 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
     """Side A asks XLA to compile everything, in a case that must run without XLA: its workers
     get the variables (side B's do not), and its XLA proof fails the case, naming side A."""
     suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB, "--perf-baseline-env",
+    # Two duets: the proof fails as each worker starts, and every worker started (eight at the
+    # default four duets) compiled its whole step with XLA before saying so.
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-baseline-env",
                              "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "

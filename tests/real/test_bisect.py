@@ -22,13 +22,18 @@ from tfperf.commands import tfperf_bisect
 from tfperf.storage import database
 from tfperf.storage.results_store import ResultsStore
 
-# The generated change triples the work (B/A 0.33), far beyond a floor of 40%: 16 pairs
-# decide most steps. A step with no change may need more on a busy 2-core machine (its pairs
-# spread 14%: one look at 16 pairs left an A/A step at [0.757, 1.425], undecided), so it may
-# look again at 32 and 64.
+# The generated change multiplies the work by six (base 4 blocks, 20 added: B/A about 0.2), far
+# beyond a floor of 40%. Beside the other self-tests' workers a step's pairs spread 18-30% and
+# its duets 0-18% (measured in the whole run), so a look's interval on four duets is wide: at
+# 16 pairs a 3x slowdown read [0.19, 0.90] and [0.07, 1.64] with looks up to 64 (1/16 of the
+# step's alpha at the first), and every step ran to 32 pairs, about 55 s each. Looks at 16 and
+# 32 only give the first a quarter of it: six times the work decides there, and an unchanged
+# step decides at 32 ([0.78, 1.26] was read there), or stays undecided and the search asks the
+# other half (the test accepts both, as the search is specified).
 # Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets' (issue 53),
-# and 16 pairs on two duets of 8 leave it one; on four of 4 it has three, which decide.
-QUICK = ("--floor", "40", "--pairs", "16:64", "--confirm-pairs", "16")
+# and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
+ADDED = 20
+QUICK = ("--floor", "40", "--pairs", "16:32", "--confirm-pairs", "16")
 RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2",
        "--perf-ab-relay=4")
 
@@ -42,9 +47,9 @@ def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.Compl
 @pytest.fixture
 def history(tmp_path: Path) -> tuple[Path, list[str]]:
     """A project, and a repository of 8 commits of a stack of 4 blocks (milliseconds a step):
-    5 triples the work, 3 does not import."""
+    5 adds 20 (six times the work), 3 does not import."""
     project = bisect_repo.make_project(tmp_path / "project")
-    shas = bisect_repo.make_repository(tmp_path / "repo", History(8, {5: 8}, frozenset({3}),
+    shas = bisect_repo.make_repository(tmp_path / "repo", History(8, {5: ADDED}, frozenset({3}),
                                                                   base_blocks=4))
     return project, shas
 
@@ -56,7 +61,7 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
     done = _bisect(project, "commits", "../repo", "HEAD~7..HEAD", *QUICK, "--", *RUN)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert f"culprit: {shas[5][:12]} add 8 blocks (Bisect Fixture <fixture@example.invalid>" \
+    assert f"culprit: {shas[5][:12]} add {ADDED} blocks (Bisect Fixture <fixture@example.invalid>" \
         in out, out
     assert f"last good: {shas[4][:12]} tidy the stack (4)" in out
     assert f"skipped {shas[3][:10]}: ERROR: " in out and "cannot be imported" in out
@@ -64,8 +69,8 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
     doc = json.loads((folder / "bisect.json").read_text())
     assert doc["case_id"] == CASE_ID and doc["culprit"] == 5 and doc["good"] == 4
     steps = [(s["candidate"], s["against"], s["verdict"]) for s in doc["steps"]]
-    # 4 against 0 is an A/A of unchanged work: on a busy machine it may stay undecided at 64
-    # pairs (seen once in CI), and the search then asks the other half, 7 against 4, as the
+    # 4 against 0 is an A/A of unchanged work: on a busy machine it may stay undecided at 32
+    # pairs (it did once in CI at 64), and the search then asks the other half, 7 against 4, as the
     # search is specified; never a guess.
     assert steps in ([(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "same"), (5, 4, "slower")],
                      [(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "undecided"),
@@ -94,7 +99,7 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
 @pytest.mark.long
 def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[str]]) -> None:
     project, shas = history
-    # The good end is not good: it has the tripled work that a later commit undoes (the range
+    # The good end is not good: it has the added work that a later commit undoes (the range
     # runs backwards in speed). Ends that say `same` or stay undecided stop the same way, each
     # with its own line: test_bisect_search.py.
     bisect_repo.commit_blocks(project.parent / "repo", 4, "undo 5")

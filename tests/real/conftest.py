@@ -89,4 +89,9 @@ def a_a_session(tmp_path_factory: pytest.TempPathFactory) -> SessionRun:
     # 10-40% and at 20% it ran to 64-96 pairs (155 s, the real lane's longest item); alone it
     # says `same` at 16. What its readers check is the session's files, not how close a call
     # the verdict makes (that is the simulations' of test_ab_verdict.py).
-    return SessionRun.run(folder, *CASE, *AB, "--perf-ab-floor=30")
+    # Looks at 16 and 32 pairs, with a duet relayed every 2: 16 pairs are 8 duets (t on 7
+    # degrees of freedom, with a quarter of the alpha), where at 8:96 and a relay every 4 its
+    # first looks had 4 and every session ran to 32 pairs (32 more pairs of 1.9 s beside the
+    # other self-tests, for the same 4 relays); at 32 pairs it has 16 duets.
+    return SessionRun.run(folder, *CASE, *AB, "--perf-ab-floor=30", "--perf-ab-pairs=16:32",
+                          "--perf-ab-relay=2")

@@ -35,7 +35,7 @@ def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun
     assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default
     case = data["cases"][0]
     assert case["failure"] is None and case["looks"][-1]["status"] == "same"
-    # The default duets at a time, relayed every 4 pairs, all measured: odd ones started A's
+    # The default duets at a time, relayed every 2 pairs, all measured: odd ones started A's
     # worker first, even ones B's.
     assert data["settings"]["duets"] == ABSettings().duets
     duets, relay = ABSettings().duets, data["settings"]["relay"]
@@ -86,10 +86,12 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite, capsys: pytest.CaptureFixture[str]) -> None:
     suite = make_suite("tinycnn")
     # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look. B/A
-    # 0.56, far beyond the 20% floor: the first look decides it beside a busy neighbour too
-    # (at 0.67 such a session ran to 90 s).
+    # 0.56, far beyond the 20% floor (at 0.67 such a session ran to 90 s). Looks at 16 and 32:
+    # at 8:96 the first look (8 pairs, 4 duets) never decided, and the second, with a
+    # fortieth of the alpha, once left it at [0.29, 0.81] beside a busy neighbour and ran to
+    # 32 pairs (102 s); at 16:32 the look at 16 has a quarter of it.
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
-                             "--perf-inject-slowdown=0.8@tinycnn")
+                             "--perf-ab-pairs=16:32", "--perf-inject-slowdown=0.8@tinycnn")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])

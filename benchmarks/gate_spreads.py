@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tfperf.cases import catalog
 from tfperf.gate import statistics
 from tfperf.ground.machine import detect
 from tfperf.storage import session_files
@@ -61,7 +62,16 @@ def _spin(seconds: float) -> None:
         pass
 
 
-def _session(number: int, pytest_args: Sequence[str], folder: Path) -> list[dict[str, Any]]:
+def _case_key(row: dict[str, Any]) -> str:
+    """A case's series: its id, and its workload's version where that is not 1. A workload
+    whose version changed trains something else (issue 52 item 5): its runs before and after
+    are two series, never pooled. Rows kept before versions were recorded are version 1."""
+    version = row.get("workload_version", 1)
+    return row["case_id"] if version == 1 else f"{row['case_id']} (workload version {version})"
+
+
+def _session(number: int, pytest_args: Sequence[str], folder: Path,
+             versions: dict[str, int]) -> list[dict[str, Any]]:
     """One smoke session with gating off and a history of its own: its runs' figures."""
     history = folder / f"history{number}"
     done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
@@ -72,6 +82,7 @@ def _session(number: int, pytest_args: Sequence[str], folder: Path) -> list[dict
     runs = [run for path in sorted((history / "results").glob("*.json"))
             for run in session_files.read_session(path)]
     return [{"case_id": r.case_id, "session": r.session, "when": r.when,
+             "workload_version": versions.get(r.case_id.split("-")[0], 1),
              "round_examples_per_sec": list(r.round_examples_per_sec),
              **{name: r.value(name) for name in FIGURES}} for r in runs]
 
@@ -86,10 +97,12 @@ def run(args: argparse.Namespace) -> int:
         neighbour = multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
         neighbour.start()
     folder = Path(tempfile.mkdtemp(prefix="gate-spreads-"))
+    versions = {name: info.version for name, info in
+                catalog.read(ROOT / "workloads", folder / "catalog.log").items()}
     try:
         for number in range(1, args.sessions + 1):
             started = time.monotonic()
-            rows = _session(number, args.pytest_args, folder)
+            rows = _session(number, args.pytest_args, folder, versions)
             opener = gzip.open if out.suffix == ".gz" else open
             with opener(out, "at", encoding="utf-8") as sink:
                 for row in rows:
@@ -118,7 +131,7 @@ def _series(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], list[f
         group = f"{row['machine_key']} ({row['neighbour']})"
         for name in FIGURES:
             if row.get(name) is not None:
-                found[group, row["case_id"], name].append((row["when"], float(row[name])))
+                found[group, _case_key(row), name].append((row["when"], float(row[name])))
     return {key: [v for _, v in sorted(values)] for key, values in found.items()}
 
 
@@ -224,8 +237,8 @@ def newcomers(args: argparse.Namespace) -> int:
         sequences = failed = 0
         said = []
         for window in windows:
-            for case in sorted({r["case_id"] for r in mine}):
-                found = [next((r for r in mine if r["session"] == s and r["case_id"] == case),
+            for case in sorted({_case_key(r) for r in mine}):
+                found = [next((r for r in mine if r["session"] == s and _case_key(r) == case),
                               None) for s in window]
                 runs = [r for r in found if r is not None]
                 if len(runs) < len(window):

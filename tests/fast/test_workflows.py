@@ -42,6 +42,10 @@ def _broken(change: str) -> dict[Any, Any]:
         job["env"]["TOKEN"] = "${{ secrets.RUNNER_TOKEN }}"
     elif change == "pull_request_target":
         workflow[True] = {"pull_request_target": None}
+    elif change == "checkout_without_contents":
+        workflow["jobs"]["bisect-issues"]["permissions"] = {"issues": "write"}
+    elif change == "download_must_succeed":
+        del workflow["jobs"]["keep-history"]["steps"][1]["continue-on-error"]
     return workflow
 
 
@@ -57,6 +61,12 @@ def _broken(change: str) -> dict[Any, Any]:
     ("secret", "nightly.yml: job nightly: a secret in a job that ['pull_request'] triggers"),
     ("pull_request_target", "nightly.yml: pull_request_target runs a fork's changes with the "
                             "base's rights"),
+    ("checkout_without_contents", "nightly.yml: job bisect-issues: checks out the repository "
+                                  "without contents: read (a private repository's checkout "
+                                  "fails)"),
+    ("download_must_succeed", "nightly.yml: job keep-history step 2: downloads an artifact "
+                              "without continue-on-error (the job fails when an earlier one "
+                              "kept none)"),
 ])
 def test_each_rule_fires_on_a_workflow_that_breaks_it(change: str, message: str) -> None:
     assert message in violations("nightly.yml", _broken(change))
@@ -90,3 +100,7 @@ def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> N
     assert any(step.get("with", {}).get("name") == "dashboard" for step in keep["steps"])
     refresh = load("refresh.yml")["jobs"]["propose"]["env"]
     assert refresh["GH_TOKEN"] == "${{ secrets.TFPERF_PR_TOKEN || github.token }}"
+    # The refresh measures into the store the nightly gates from (issue 54).
+    measure = load("refresh.yml")["jobs"]["measure"]["env"]
+    assert measure["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
+    assert jobs["bisect"]["env"]["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"

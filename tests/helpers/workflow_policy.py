@@ -1,7 +1,10 @@
-"""The security rules every workflow in .github/workflows must keep, as a checker that names
-each broken rule: no untrusted code on a self-hosted runner, minimal permissions declared per
-job, third-party actions pinned to full commit SHAs, no secret in a pull-request job, and no
-`${{ }}` expression spliced into a shell script (inputs reach scripts through env)."""
+"""The rules every workflow in .github/workflows must keep, as a checker that names each broken
+rule: no untrusted code on a self-hosted runner, minimal permissions declared per job (yet
+`contents: read` wherever a job checks out the repository, which a private repository's
+checkout needs), third-party actions pinned to full commit SHAs, no secret in a pull-request
+job, no `${{ }}` expression spliced into a shell script (inputs reach scripts through env), and
+no job that fails because an earlier one had nothing to hand it (an artifact is downloaded
+with continue-on-error, and the steps after say what was missing)."""
 
 from __future__ import annotations
 
@@ -70,8 +73,20 @@ def violations(name: str, workflow: dict[Any, Any]) -> list[str]:
                          f"{_writes(job.get('permissions'))}")
         if untrusted and "secrets." in repr(job):
             found.append(f"{where}: a secret in a job that {sorted(untrusted)} triggers")
-        for index, step in enumerate(job.get("steps") or []):
+        steps = job.get("steps") or []
+        reads = job.get("permissions") in ("read-all", "write-all") or (
+            isinstance(job.get("permissions"), dict)
+            and job["permissions"].get("contents") in ("read", "write"))
+        if any(str(step.get("uses", "")).startswith("actions/checkout@") for step in steps) \
+                and not reads:
+            found.append(f"{where}: checks out the repository without contents: read (a private "
+                         "repository's checkout fails)")
+        for index, step in enumerate(steps):
             uses = step.get("uses")
+            if str(uses).startswith("actions/download-artifact@") \
+                    and step.get("continue-on-error") is not True:
+                found.append(f"{where} step {index + 1}: downloads an artifact without "
+                             "continue-on-error (the job fails when an earlier one kept none)")
             if uses and not uses.startswith("./") and not PINNED.fullmatch(uses):
                 found.append(f"{where} step {index + 1}: {uses} is not pinned to a full "
                              "commit SHA")

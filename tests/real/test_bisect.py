@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from tests.helpers import bisect_repo, in_process
 from tests.helpers.bisect_repo import CASE_ID, SELECT, History
@@ -222,3 +223,23 @@ def test_releases_and_nightlies_are_enumerated_from_the_index_list() -> None:
     assert [c.label for c in found] == ["tf-nightly==2.22.0.dev20261101",
                                         "tf-nightly==3.13.0.dev2026110211",
                                         "tf-nightly==2.22.0.dev20261103"]
+
+
+def test_a_scheduled_night_s_candidate_is_read_from_the_real_index() -> None:
+    """tfperf-candidate (issue 54) through pip, as the nightly's candidate job runs it."""
+    def candidate(pinned: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_candidate",
+                               "--pinned", pinned, "--release-package", "tensorflow-cpu",
+                               "--nightly-package", "tf-nightly"],
+                              capture_output=True, text=True, timeout=300, check=False)
+
+    older = candidate("2.20.0")  # 2.21.0 at least is newer
+    assert older.returncode == 0, older.stderr
+    name, version = older.stdout.strip().split("==")
+    assert name == "tensorflow-cpu" and Version(version) >= Version("2.21.0")
+    assert older.stderr.strip() == f"candidate: tensorflow-cpu=={version}, the newest release, " \
+        "newer than the pinned 2.20.0"
+    newest = candidate("99.0.0")  # no newer release: the newest nightly
+    assert newest.returncode == 0, newest.stderr
+    assert newest.stdout.startswith("tf-nightly==") and ".dev" in newest.stdout
+    assert newest.stderr.startswith(f"candidate: {newest.stdout.strip()}, the newest nightly (")

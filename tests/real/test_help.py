@@ -13,6 +13,7 @@ from tests.helpers.house import perf_options
 from tests.helpers.suites import REPO
 from tfperf.commands import tfperf_ab as ab_command
 from tfperf.commands import tfperf_bisect as bisect_command
+from tfperf.commands import tfperf_candidate as candidate_command
 from tfperf.commands import tfperf_gate as gate_command
 from tfperf.commands import tfperf_refresh as refresh
 from tfperf.commands import tfperf_store as store_command
@@ -48,12 +49,14 @@ def _help(*command: str) -> str:
     ((sys.executable, "-m", "tfperf.commands.tfperf_bisect", "--help"),
      lambda: [*_argparse_options(bisect_command._parser()), "releases", "nightlies", "specs",
               "commits", "after-ab", "issue"]),
+    ((sys.executable, "-m", "tfperf.commands.tfperf_candidate", "--help"),
+     lambda: _argparse_options(candidate_command._parser())),
     *(((sys.executable, "-m", "tfperf.commands.tfperf_bisect", verb, "--help"),
        lambda verb=verb: _argparse_options(_verb(bisect_command._parser(), verb)))
       for verb in ("releases", "nightlies", "specs", "commits", "after-ab", "issue")),
 ], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store", "tfperf-bisect",
-        *(f"tfperf-bisect-{verb}" for verb in ("releases", "nightlies", "specs", "commits",
-                                                "after-ab", "issue"))])
+        "tfperf-candidate", *(f"tfperf-bisect-{verb}" for verb in (
+            "releases", "nightlies", "specs", "commits", "after-ab", "issue"))])
 def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
     text = _help(*command)
     names = expected()

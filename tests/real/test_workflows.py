@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.workflow_policy import WORKFLOWS
+from tests.helpers.workflow_policy import WORKFLOWS, load
 
 
 def test_the_workflows_exist_and_pass_actionlint() -> None:
@@ -79,3 +79,59 @@ def test_the_history_is_kept_and_restored_through_a_real_remote(tmp_path: Path) 
     failed = _script("restore-history.sh", lost)
     assert failed.returncode == 1 and "cannot read the perf-history branch" in failed.stderr
     assert "no perf-history branch yet" not in failed.stdout
+
+
+def _step_script(job: str, name: str) -> str:
+    (script,) = [s["run"] for s in load("nightly.yml")["jobs"][job]["steps"]
+                 if s.get("name") == name]
+    return str(script)
+
+
+def _runner(tmp_path: Path, candidate_says: str) -> Path:
+    """A GPU runner's checkout where `./run` only records its arguments (a fake: the session it
+    would start needs the GPUs) and tfperf-candidate prints what it is given (a fake of the
+    package index's answer; the real command: tests/real/test_bisect.py)."""
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    run = tmp_path / "run"
+    run.write_text('#!/usr/bin/env bash\necho "$*" >> run.log\n')
+    fake = tmp_path / ".venv" / "bin" / "tfperf-candidate"
+    fake.write_text(f"#!/usr/bin/env bash\necho 'one line' >&2\necho '{candidate_says}'\n"
+                    "echo called >> candidate.log\n")
+    for path in (run, fake):
+        path.chmod(0o755)
+    return tmp_path
+
+
+def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, env={"PATH": os.environ["PATH"], **env})
+
+
+def test_a_scheduled_night_without_a_candidate_runs_no_a_b(tmp_path: Path) -> None:
+    """Issue 54: no candidate input and none newer on the index is no A/B (said by
+    tfperf-candidate in one line); one found is A/Bed; a named one is used as given."""
+    script = _step_script("candidate", "A/B of the candidate TensorFlow against the pinned one")
+    none = _runner(tmp_path / "none", "")
+    done = _bash(script, none, CANDIDATE="", SELECTION="")
+    assert done.returncode == 0 and "one line" in done.stderr, done.stderr
+    assert (none / "run.log").read_text().splitlines() == ["perf --collect-only -q"]
+    found = _runner(tmp_path / "found", "tf-nightly[and-cuda]==2.22.0.dev20261126")
+    done = _bash(script, found, CANDIDATE="", SELECTION="")
+    assert done.returncode == 0, done.stderr
+    assert (found / "run.log").read_text().splitlines()[-1] == (
+        "perf --perf-tier=nightly --perf-budget=3h -m gpu "
+        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 --perf-baseline=current "
+        "-k test_training")
+    named = _runner(tmp_path / "named", "")
+    done = _bash(script, named, CANDIDATE="tensorflow[and-cuda]==2.21.1", SELECTION="resnet20")
+    assert done.returncode == 0 and not (named / "candidate.log").exists(), done.stderr
+    assert "--perf-tensorflow=tensorflow[and-cuda]==2.21.1" in (named / "run.log").read_text()
+
+
+def test_a_bisect_job_whose_candidate_kept_nothing_says_so_and_passes(tmp_path: Path) -> None:
+    script = _step_script("bisect", "Bisect each slower case within the budget")
+    runner = _runner(tmp_path, "")
+    done = _bash(script, runner)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no A/B session file from the candidate job: nothing to bisect"
+    assert not (runner / "run.log").exists()

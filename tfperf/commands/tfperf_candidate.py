@@ -1,0 +1,93 @@
+"""Name the TensorFlow a scheduled night compares with the pinned one.
+
+    tfperf-candidate [--pinned VERSION] [--release-package REQ] [--nightly-package REQ]
+
+Prints the requirement to install as side B on stdout: the newest release when it is newer than
+the pinned TensorFlow, else the newest nightly (tfperf.bisect.scheduled); prints nothing when
+there is none. One line on stderr says which and why. Exit 0 either way; 2: bad input or a
+package index that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from tfperf.bisect import candidates, scheduled
+
+# The distributions the pinned TensorFlow is installed as (./run: CUDA's, or the CPU build).
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu")
+
+
+def _installed() -> str | None:
+    for name in TENSORFLOW_DISTRIBUTIONS:
+        try:
+            return metadata.version(name)  # read from its metadata: TensorFlow is not imported
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _requirement(text: str) -> str:
+    try:
+        Requirement(text)
+    except InvalidRequirement:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a requirement (e.g. "
+                                         f"{scheduled.RELEASE_PACKAGE})") from None
+    return text
+
+
+def _version(text: str) -> str:
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a version (e.g. 2.21.0)") from None
+    return text
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfperf-candidate",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pinned", type=_version,
+                        help="the pinned TensorFlow's version (default: the installed one's, "
+                             f"{' or '.join(TENSORFLOW_DISTRIBUTIONS)})")
+    parser.add_argument("--release-package", type=_requirement,
+                        default=scheduled.RELEASE_PACKAGE,
+                        help=f"what a release is installed as (default: {scheduled.RELEASE_PACKAGE})")
+    parser.add_argument("--nightly-package", type=_requirement,
+                        default=scheduled.NIGHTLY_PACKAGE,
+                        help=f"what a nightly is installed as (default: {scheduled.NIGHTLY_PACKAGE})")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    pinned = args.pinned or _installed()
+    if pinned is None:
+        parser.error(f"--pinned: no TensorFlow is installed here "
+                     f"({', '.join(TENSORFLOW_DISTRIBUTIONS)}); name its version")
+    try:
+        releases = candidates.index_versions(Requirement(args.release_package).name)
+        try:
+            nightlies = candidates.index_versions(Requirement(args.nightly_package).name)
+        except candidates.BadRange:
+            nightlies = []  # an index without nightlies: releases alone decide
+    except candidates.BadRange as error:
+        print(f"tfperf-candidate: {error}", file=sys.stderr)
+        return 2
+    choice = scheduled.choose(pinned, releases, nightlies, args.release_package,
+                              args.nightly_package)
+    print(choice.line, file=sys.stderr)
+    if choice.spec is not None:
+        print(choice.spec)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

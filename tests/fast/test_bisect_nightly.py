@@ -15,7 +15,8 @@ def test_the_nightly_bisects_on_the_gpu_runner_and_writes_issues_from_a_hosted_o
     assert "self-hosted" in bisect["runs-on"] and bisect["permissions"] == {"contents": "read"}
     runs = " ".join(str(s.get("run", "")) for s in bisect["steps"])
     assert "tfperf-bisect after-ab" in runs and "--budget" in runs
-    assert issues["runs-on"] == "ubuntu-24.04" and issues["permissions"] == {"issues": "write"}
+    assert issues["runs-on"] == "ubuntu-24.04" and issues["permissions"] == {"contents": "read",
+                                                                "issues": "write"}
     runs = " ".join(str(s.get("run", "")) for s in issues["steps"])
     assert "tfperf-bisect issue" in runs
     assert any(s.get("env", {}).get("GH_TOKEN") == "${{ github.token }}" for s in issues["steps"])

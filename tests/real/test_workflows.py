@@ -81,6 +81,41 @@ def test_the_history_is_kept_and_restored_through_a_real_remote(tmp_path: Path) 
     assert "no perf-history branch yet" not in failed.stdout
 
 
+
+def test_the_history_token_never_reaches_git_s_command_line(tmp_path: Path) -> None:
+    """Issue 54: restore-history.sh authenticates its fetch through git's environment, not its
+    arguments (which any process on the runner can read in /proc and a log may keep)."""
+    remote = tmp_path / "remote.git"
+    _git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    seed = _repository(tmp_path, "seed", str(remote))
+    _git("switch", "-q", "--orphan", "perf-history", cwd=seed)
+    (seed / "results").mkdir()
+    (seed / "results" / "night1.json").write_text("{}")
+    _git("add", "-A", cwd=seed)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "night", cwd=seed)
+    _git("push", "-q", "origin", "perf-history", cwd=seed)
+    # A git that records its arguments and whether the header came through its environment,
+    # then runs the real one.
+    wrappers = tmp_path / "bin"
+    wrappers.mkdir()
+    real = shutil.which("git")
+    wrapper = wrappers / "git"
+    wrapper.write_text(f'#!/usr/bin/env bash\nprintf "%s\\n" "$*" >> {tmp_path}/argv.log\n'
+                       f'echo "${{GIT_CONFIG_KEY_0:-}}" >> {tmp_path}/config.log\n'
+                       f'exec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    runner = _repository(tmp_path, "runner", str(remote))
+    env = {"PATH": f"{wrappers}:{os.environ['PATH']}", "HOME": str(runner),
+           "GH_TOKEN": "ghs_planted_token_5e1f7c"}
+    done = subprocess.run([str(SCRIPTS / "restore-history.sh")], cwd=runner, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0 and "restored 1 session files" in done.stdout, done.stderr
+    argv = (tmp_path / "argv.log").read_text()
+    assert "ls-remote" in argv and "fetch" in argv
+    assert "ghs_planted_token_5e1f7c" not in argv and "extraheader" not in argv.lower(), argv
+    assert "http.extraheader" in (tmp_path / "config.log").read_text().splitlines()
+
+
 def _step_script(job: str, name: str) -> str:
     (script,) = [s["run"] for s in load("nightly.yml")["jobs"][job]["steps"]
                  if s.get("name") == name]

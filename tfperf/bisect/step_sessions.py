@@ -26,6 +26,7 @@ from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Result, Unusable
 from tfperf.ground.failures import AB_FINDINGS
+from tfperf.storage import database
 from tfperf.storage.session_files import SESSION_ID_ENV
 
 # Failures of the good end (side A) or of the session itself: the options, the harness.
@@ -54,7 +55,9 @@ def _pytest(root: Path, args: Sequence[str], env: dict[str, str], log: Path | No
                           timeout=timeout_s, check=False)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}")
+        # A user's own --perf-store=URL among the arguments keeps its password out of the log.
+        log.write_text(database.without_passwords(f"$ {' '.join(command)}\n{done.stdout}"
+                                                  f"{done.stderr}"))
     return done
 
 

@@ -167,8 +167,10 @@ def _bisect(argv: Sequence[str] | None) -> int:
         parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")
     layout, _ = arguments.fill_folders(args, parser, "tests")
-    if args.store:  # the steps' A/B sessions are kept where the report is
-        pytest_args = [*pytest_args, f"--perf-store={args.store}"]
+    if args.store:  # the steps' A/B sessions are kept where the report is: told through
+        # the environment the steps inherit, never their command lines, which the step logs
+        # keep (with the password); the steps' workers never see it (processes.runtime).
+        os.environ[database.URL_ENV] = args.store
     bisect_id = datetime.datetime.now(datetime.UTC).strftime("bisect-%Y%m%dT%H%M%SZ") + \
         f"-{os.getpid()}"
     try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 
-from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime
+from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime, without_secrets
 
 READY_MARK = ".tfperf-ready"
 INSTALL_TIMEOUT_S = 1800.0
@@ -109,8 +109,10 @@ def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path) -> 
             log.write(f"$ {' '.join(command)}\n")
             log.flush()
             try:
+                # An sdist's build runs code from the index: it gets no store URL or CI token.
                 done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+                                      text=True, timeout=INSTALL_TIMEOUT_S, check=False,
+                                      env=without_secrets(os.environ, suffixes=False))
             except subprocess.TimeoutExpired:
                 raise SpecError(f"cannot install {spec!r}: no end within "
                                 f"{INSTALL_TIMEOUT_S:g} s (log: {log_path})") from None

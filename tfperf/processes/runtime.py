@@ -9,6 +9,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 HARNESS_PATH_ENV = "PYTHONPATH"
+# What the code under test never sees (issue 54): the results store's URL, with its password,
+# and the tokens a CI job holds. A worker runs a workload, and side B may be a wheel from a
+# package index: neither needs them, and either could read them. The session keeps them.
+SECRET_NAMES = frozenset({"TFPERF_STORE_URL", "PGPASSWORD", "GH_TOKEN", "GITHUB_TOKEN",
+                          "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+                          "ACTIONS_ID_TOKEN_REQUEST_URL"})
+SECRET_SUFFIXES = ("_TOKEN", "_PASSWORD", "_SECRET")
+
+
+def without_secrets(env: Mapping[str, str], suffixes: bool = True) -> dict[str, str]:
+    """The environment less every variable that names a secret: SECRET_NAMES, and with
+    `suffixes` any name that ends as a token, password or secret does. An installer keeps the
+    latter (`suffixes=False`): a private package index's credentials are such variables."""
+    return {name: value for name, value in env.items()
+            if name not in SECRET_NAMES
+            and not (suffixes and name.upper().endswith(SECRET_SUFFIXES))}
 
 
 @dataclass(frozen=True)
@@ -21,7 +37,9 @@ class Runtime:
     tensorflow: str = ""  # the version its TensorFlow reports, once probed ("" for current)
 
     def environ(self, base: Mapping[str, str]) -> dict[str, str]:
-        return {**base, **dict(self.env)}
+        """A worker's environment: the session's without its secrets, then the side's own
+        variables (which the user named for the workers)."""
+        return {**without_secrets(base), **dict(self.env)}
 
     def describe(self) -> str:
         added = " ".join(f"{k}={v}" for k, v in self.env if k != HARNESS_PATH_ENV)

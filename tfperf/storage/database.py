@@ -8,6 +8,7 @@ that is not one, a server that cannot be reached, a store written by a newer tfp
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,15 @@ def shown(url: str | sa.URL) -> str:
             hide_password=True)
     except sa.exc.ArgumentError:
         return "<not a database URL>"
+
+
+# user:password@ in any URL of a text: what a kept log or message must never hold.
+_PASSWORD_IN_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
+
+
+def without_passwords(text: str) -> str:
+    """`text` with every URL's password shown as ***, as `shown` shows one URL's."""
+    return _PASSWORD_IN_URL.sub(r"\g<scheme>***@", text)
 
 
 def check_url(url: str) -> None:

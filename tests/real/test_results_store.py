@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.helpers import gate_runs, store_history
 from tests.helpers.postgres_server import Server, _free_port
 from tfperf.gate import case_verdict
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.gate.statistics import GateSettings
-from tfperf.storage import database, formats, session_files
+from tfperf.storage import database, exports, formats, session_files
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.fingerprint import Fingerprint
-from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.results_store import ResultsStore, SessionRow
 from tfperf.storage.session_files import History, Run
 from tfperf.storage.stored_runs import StoredRuns
 
@@ -264,3 +265,60 @@ def test_the_gate_judges_the_same_from_the_store_as_from_the_kept_files(tmp_path
                           capture_output=True, text=True, timeout=300)
     assert gate.returncode == 1, gate.stdout + gate.stderr
     assert gate.stdout.count("**regression**") == 1 and "| 11 |" in gate.stdout
+
+
+def test_the_dashboard_builds_from_a_store_as_a_role_that_may_only_read(
+        postgres: Server, tmp_path: Path) -> None:
+    """docs/store.md's read-only role: once the runners' role has created the schema, the
+    dashboard opens the store, finds it at head and reads it without writing anything."""
+    url = postgres.new_database(f"store_{uuid.uuid4().hex[:12]}")
+    writer = _writer(url, "session-1", 3)
+    out, err = writer.communicate(timeout=300)
+    assert writer.returncode == 0 and out.strip() == "done", err
+    reader = f"reader_{uuid.uuid4().hex[:8]}"
+    engine = database.connect(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"CREATE ROLE {reader} LOGIN")
+        connection.exec_driver_sql(f"GRANT CONNECT ON DATABASE {url.rsplit('/', 1)[1]} TO "
+                                   f"{reader}")
+        connection.exec_driver_sql(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")
+    engine.dispose()
+    as_reader = url.replace("postgresql://tfperf@", f"postgresql://{reader}@")
+    built = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_dashboard", "--store",
+                            as_reader, "--out", str(tmp_path / "site")], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (tmp_path / "site" / "index.html").exists()
+    # The role may not write: the grants are what keep the dashboard read-only.
+    engine = database.connect(as_reader)
+    try:
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied"), \
+                engine.begin() as connection:
+            connection.exec_driver_sql("DELETE FROM runs")
+    finally:
+        engine.dispose()
+
+
+def test_an_export_loads_into_postgresql_and_the_store_goes_on_from_there(
+        postgres: Server, tmp_path: Path) -> None:
+    """Issue 54's round trip across databases: SQLite's rows exported as JSON lines load into
+    PostgreSQL with their ids, the export of that is the same, and a session's next row takes
+    a new id (the id sequences were moved past the loaded rows)."""
+    source = ResultsStore.open(database.default_url(tmp_path / "sqlite"))
+    store_history.generate(source, store_history.Shape(days=5, cases=3, runners=2,
+                                                       ab_sessions=1))
+    exports.export(source.engine, tmp_path / "one", "jsonl")
+    target = ResultsStore.open(postgres.new_database(f"store_{uuid.uuid4().hex[:12]}"))
+    try:
+        exports.load(target.engine, exports.read(tmp_path / "one")[1])
+        assert target.counts() == source.counts()
+        exports.export(target.engine, tmp_path / "two", "jsonl")
+        for table in exports.TABLES:
+            name = f"{table.name}.jsonl"
+            assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+        session = SessionRow("after-load", "measured", "nightly", "k", "", "2026-02-01")
+        document = {**gate_runs.run(900.0, 5).to_json(), "case_id": "after-load-case"}
+        assert target.add_runs(session, [document]) == 1
+    finally:
+        target.close()
+        source.close()

@@ -1,8 +1,12 @@
-"""The results store: import kept files into it, say what it holds, bring its schema forward.
+"""The results store: import kept files into it, say what it holds, bring its schema forward,
+export it, load an export, prune what nothing reads any more.
 
     tfperf-store import .perf-results/history .perf-results/ab perf-history/   # once
     tfperf-store info
     tfperf-store upgrade
+    tfperf-store export --format jsonl --out store-export/     # or csv: one file per table
+    tfperf-store load store-export/                            # into an empty store
+    tfperf-store prune --older-than 180d [--write]             # a dry run without --write
 
 The store is the one named by --store, else $TFPERF_STORE_URL, else store.sqlite3 in the
 project's history folder (.perf-results/history). Exit 0: done; 1: an import left something
@@ -12,27 +16,82 @@ out; 2: bad input or a store that cannot be used.
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from tfperf.commands import arguments
 from tfperf.commands import store_import as importer
-from tfperf.storage import database
+from tfperf.gate.statistics import GateSettings
+from tfperf.storage import database, exports, pruning
 from tfperf.storage.errors import StorageError, StoreUnavailable
+from tfperf.storage.exports import FORMATS
 from tfperf.storage.results_store import ResultsStore
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0])
     arguments.add_store(parser, "where to import to, or what to show")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="import|info|upgrade")
+    verbs = parser.add_subparsers(dest="verb", required=True,
+                                  metavar="import|info|upgrade|export|load|prune")
     imports = verbs.add_parser("import", help="add kept session files (files or folders, "
                                               "searched for *.json) to the store")
     imports.add_argument("paths", nargs="+", type=Path)
     verbs.add_parser("info", help="the store's schema revision and what it holds")
     verbs.add_parser("upgrade", help="bring the store's schema to this tfperf's newest")
+    exporting = verbs.add_parser("export", help="write every table to a folder of its own")
+    exporting.add_argument("--format", choices=FORMATS, default="jsonl",
+                           help="JSON lines (default) or CSV, one file per table")
+    exporting.add_argument("--out", type=Path, required=True,
+                           help="the folder (new files only)")
+    loads = verbs.add_parser("load", help="add an export's rows to an empty store")
+    loads.add_argument("folder", type=Path)
+    prunes = verbs.add_parser("prune", help="delete rows older than a date that nothing reads "
+                                            "any more (a dry run unless --write)")
+    when = prunes.add_mutually_exclusive_group(required=True)
+    when.add_argument("--before", type=arguments.typed("--before", _date),
+                      help="rows before this date (YYYY-MM-DD) may go")
+    when.add_argument("--older-than", type=arguments.typed("--older-than", _days),
+                      help="rows older than this many days (e.g. 180d) may go")
+    prunes.add_argument("--keep-runs", type=arguments.typed("--keep-runs", _count),
+                        default=GateSettings().history_limit,
+                        help="each case's newest runs kept per machine and build, whatever "
+                             "their age (default: the gate's history, %(default)s)")
+    prunes.add_argument("--write", action="store_true", help="delete (default: only say what)")
     return parser
+
+
+def _date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _days(text: str) -> str:
+    if not text.endswith("d") or not text[:-1].isdigit() or int(text[:-1]) < 1:
+        raise ValueError(f"{text!r} is not a number of days like 180d")
+    now = datetime.datetime.now(datetime.UTC)
+    return (now - datetime.timedelta(days=int(text[:-1]))).isoformat()
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{text!r} is not a whole number from 1")
+    return int(text)
+
+
+def _prune(store: ResultsStore, args: argparse.Namespace) -> int:
+    chosen = pruning.plan(store.engine, args.before or args.older_than, args.keep_runs)
+    said = ", ".join(f"{n} {name}" for name, n in chosen.counts().items())
+    if not args.write:
+        print(f"{store.where}: would delete {said} from before {chosen.before} (a dry run: "
+              "add --write; tfperf-store export keeps a copy first)")
+        return 0
+    pruning.apply(store.engine, chosen)
+    print(f"{store.where}: deleted {said} from before {chosen.before}")
+    return 0
 
 
 def _import(store: ResultsStore, paths: Sequence[Path]) -> int:
@@ -67,9 +126,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "import":
             return _import(store, args.paths)
+        if args.verb == "export":
+            counts = exports.export(store.engine, args.out, args.format)
+            print(f"exported {store.where} to {args.out}: " + ", ".join(
+                f"{n} {name}" for name, n in counts.items()))
+            return 0
+        if args.verb == "load":
+            form, found = exports.read(args.folder)
+            counts = exports.load(store.engine, found)
+            print(f"loaded {args.folder} ({form}) into {store.where}: " + ", ".join(
+                f"{n} {name}" for name, n in counts.items()))
+            return 0
+        if args.verb == "prune":
+            return _prune(store, args)
         if args.verb == "info":
-            counts = ", ".join(f"{n} {name}" for name, n in store.counts().items())
-            print(f"{store.where}: schema {database.head()}; {counts}")
+            held = ", ".join(f"{n} {name}" for name, n in store.counts().items())
+            print(f"{store.where}: schema {database.head()}; {held}")
         else:
             print(f"{store.where}: schema at {database.head()}")
         return 0

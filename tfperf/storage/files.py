@@ -11,7 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,22 @@ from tfperf.storage.errors import StorageError
 
 
 def _temporary(path: Path, data: Any) -> Path:
+    return _temporary_lines(path, [json.dumps(data, indent=1, sort_keys=True) + "\n"])
+
+
+def _temporary_lines(path: Path, lines: Iterable[str]) -> Path:
+    """The lines, written under a temporary name beside `path` and flushed to disk; streamed,
+    so that a file larger than memory (an export of a year's store) is never held whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="") as f:
+            f.writelines(lines)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     return temporary
 
 
@@ -40,7 +49,15 @@ def _sync_folder(folder: Path) -> None:
 
 def write_new(path: Path, data: Any) -> None:
     """Write JSON to `path`, which must not exist yet: an existing file is never replaced."""
-    temporary = _temporary(path, data)
+    _link_new(_temporary(path, data), path)
+
+
+def write_new_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write the lines to `path`, which must not exist yet, as write_new writes JSON."""
+    _link_new(_temporary_lines(path, lines), path)
+
+
+def _link_new(temporary: Path, path: Path) -> None:
     try:
         os.link(temporary, path)  # fails if the name is taken, unlike os.replace
     except FileExistsError:

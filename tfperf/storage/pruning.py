@@ -1,0 +1,101 @@
+"""What a store can let go of: rows older than a date that nothing still reads.
+
+Kept whatever their age:
+- each case's newest runs on each machine and TensorFlow build (`keep_runs`, the gate's history
+  limit by default): what the gate judges a new run against;
+- open findings: a case whose newest runs on a machine are regressions keeps that streak, and
+  a failure newer than its case's newest run on that machine (nothing has run since) stays;
+- every bisection, and the A/B cases of its steps (their sessions are named after it);
+- every session that still has a row.
+Everything else from before the date goes: runs, failures, A/B cases, then the sessions left
+empty. The baselines are files of their own (baselines/), which pruning never touches.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from tfperf.storage import tables
+
+REGRESSION = "regression"
+
+
+@dataclass(frozen=True)
+class Plan:
+    before: str  # ISO date or time: rows before it may go
+    runs: list[int] = field(default_factory=list)
+    failures: list[int] = field(default_factory=list)
+    ab_cases: list[int] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"runs": len(self.runs), "failures": len(self.failures),
+                "ab_cases": len(self.ab_cases), "sessions": len(self.sessions)}
+
+
+Newest = dict[tuple[str, str], str]  # (case, machine key) -> its newest run's time
+
+
+def _old_runs(connection: sa.Connection, before: str, keep_runs: int
+              ) -> tuple[list[int], Newest]:
+    """The runs that may go, and each (case, machine)'s newest run's time."""
+    r = tables.runs.c
+    groups: dict[tuple[str, ...], list[tuple[str, int, str]]] = defaultdict(list)
+    newest: Newest = {}
+    for id_, case, key, tf, git, when, verdict in connection.execute(sa.select(
+            r.id, r.case_id, r.machine_key, r.tensorflow, r.git_hash, r.when, r.verdict)):
+        groups[case, key, tf, git].append((when, id_, verdict))
+        newest[case, key] = max(newest.get((case, key), when), when)
+    kept: set[int] = set()
+    for runs in groups.values():
+        runs.sort()
+        kept.update(id_ for _, id_, _ in runs[-keep_runs:])
+    by_case: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)
+    for (case, key, _, _), runs in groups.items():
+        by_case[case, key].extend(runs)
+    for runs in by_case.values():
+        runs.sort()
+        while runs and runs[-1][2] == REGRESSION:  # an open finding: the streak stays
+            kept.add(runs.pop()[1])
+    gone = [id_ for runs in groups.values() for when, id_, _ in runs
+            if when < before and id_ not in kept]
+    return sorted(gone), newest
+
+
+def plan(engine: sa.Engine, before: str, keep_runs: int) -> Plan:
+    """What pruning everything before `before` would delete; nothing is deleted."""
+    with engine.connect() as connection:
+        runs, newest = _old_runs(connection, before, keep_runs)
+        f = tables.failures.c
+        failures = [id_ for id_, case, key, when in connection.execute(
+            sa.select(f.id, f.case_id, f.machine_key, f.when))
+            if when < before and when <= newest.get((case, key), "")]
+        bisects = list(connection.execute(sa.select(tables.bisects.c.id)).scalars())
+        a = tables.ab_cases.c
+        ab_cases = [id_ for id_, session, when in connection.execute(
+            sa.select(a.id, a.session_id, a.when))
+            if when < before and not any(session.startswith(f"{b}-") for b in bisects)]
+        gone = {"runs": set(runs), "failures": set(failures), "ab_cases": set(ab_cases)}
+        left: set[str] = set()
+        for table in (tables.runs, tables.failures, tables.ab_cases):
+            left.update(session for id_, session in connection.execute(
+                sa.select(table.c.id, table.c.session_id)) if id_ not in gone[table.name])
+        s = tables.sessions.c
+        sessions = [id_ for id_, started in connection.execute(sa.select(s.id, s.started))
+                    if started < before and id_ not in left]
+    return Plan(before, runs, failures, ab_cases, sorted(sessions))
+
+
+def apply(engine: sa.Engine, chosen: Plan) -> None:
+    """Delete what the plan holds, in one transaction: all of it or nothing."""
+    with engine.begin() as connection:
+        for table, ids in ((tables.runs, chosen.runs), (tables.failures, chosen.failures),
+                           (tables.ab_cases, chosen.ab_cases)):
+            for start in range(0, len(ids), 500):  # SQLite's bound on a statement's values
+                connection.execute(table.delete().where(table.c.id.in_(ids[start:start + 500])))
+        for start in range(0, len(chosen.sessions), 500):
+            connection.execute(tables.sessions.delete().where(
+                tables.sessions.c.id.in_(chosen.sessions[start:start + 500])))

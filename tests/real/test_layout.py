@@ -5,6 +5,8 @@ plugin that runs the suite in another repository."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,6 +17,8 @@ import pytest
 
 from tests.helpers.house import PACKAGE, front_page_selections, host_modules, module_name
 from tests.helpers.suites import REPO, TEST_WORKLOADS
+from tfperf.cases import catalog
+from tfperf.workload import discover
 
 
 def _heavy_imports(modules: list[str]) -> str:
@@ -107,3 +111,49 @@ def test_the_fast_lane_imports_no_tensorflow() -> None:
     modules = [module_name(p) for lane in ("fast", "statistics")
                for p in sorted((REPO / "tests" / lane).glob("test_*.py"))]
     assert len(modules) >= 21 and _heavy_imports(modules) == "[]"
+
+
+def test_the_package_installs_without_its_dev_extras_and_collects_a_case(tmp_path: Path) -> None:
+    """Issue 54: every runtime import is declared. A fresh environment gets tfperf and its pinned
+    runtime dependencies only: no dev extras and no TensorFlow, which the pytest process never
+    imports. There `pytest --help` lists the perf options and the suite collects a case. (Its
+    workload catalog, which a process with TensorFlow reads, is the one this process read,
+    kept under the fresh environment's own key as a worker there would keep it.)"""
+    uv = Path(sys.executable).parent / "uv"
+    clean = tmp_path / "clean"
+    python = clean / "bin" / "python"
+    # The machine's settings (its index, its certificates, uv's cache), a home of its own.
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME":
+           os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))}
+    for command in ([str(uv), "venv", "--quiet", "--python", sys.executable, str(clean)],
+                    [str(uv), "pip", "install", "--quiet", "--python", str(python), "-c",
+                     str(REPO / "constraints" / "cpu.txt"), str(REPO)]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    installed = subprocess.run([str(uv), "pip", "freeze", "--python", str(python)],
+                               capture_output=True, text=True, timeout=120, env=env).stdout
+    assert "sqlalchemy==" in installed.lower() and "keras==" in installed
+    assert not re.search(r"^(tensorflow|ruff|mypy|pytest-xdist|playwright)", installed, re.M)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("pytest.ini", "conftest.py"):
+        shutil.copy(REPO / name, project / name)
+    shutil.copytree(REPO / "perf", project / "perf", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "workloads", project / "workloads",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    read = [catalog.info_json(i) for i in discover(project / "workloads").values()]
+    keep = ("import json, sys; from pathlib import Path; from tfperf.cases import catalog_cache; "
+            "catalog_cache.keep(Path(sys.argv[1]), json.loads(sys.stdin.read()))")
+    subprocess.run([str(python), "-c", keep, str(project / "workloads")], input=json.dumps(read),
+                   text=True, timeout=120, env=env, check=True, cwd=tmp_path)
+    help_text = subprocess.run([str(python), "-m", "pytest", "--help"], cwd=project, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert help_text.returncode == 0 and "--perf-tier" in help_text.stdout, help_text.stderr
+    case = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
+    collected = subprocess.run([str(python), "-m", "pytest", "perf/", "--collect-only", "-q",
+                                "-p", "no:cacheprovider", "-k", case], cwd=project, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    assert f"test_training[{case}]" in collected.stdout and "1/" in collected.stdout, \
+        collected.stdout

@@ -39,9 +39,10 @@ def test_no_newer_release_and_no_nightly_is_no_candidate_said_in_one_line() -> N
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--pinned", "two"], "--pinned: 'two' is not a version (e.g. 2.21.0)"),
+    (["--pinned", "two"], "--pinned: 'two' is not a version (e.g. 2.16.2)"),
     (["--pinned", "2.21.0", "--nightly-package", "tf nightly!"],
-     "--nightly-package: 'tf nightly!' is not a requirement (e.g. tensorflow[and-cuda])"),
+     "--nightly-package: 'tf nightly!' is not a package name (e.g. tensorflow-cpu, "
+     "tensorflow[and-cuda], tf-nightly)"),
 ])
 def test_bad_input_is_one_line_before_the_index_is_asked(
         args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -99,7 +99,7 @@ def index_versions(name: str) -> list[str]:
     return [v.strip() for v in listed.group(1).split(",") if v.strip()]
 
 
-def _version(text: str, option: str) -> Version:
+def version(text: str, option: str) -> Version:
     try:
         return Version(text)
     except InvalidVersion:
@@ -109,8 +109,8 @@ def _version(text: str, option: str) -> Version:
 def releases(name: Requirement, text: str, versions: Sequence[str]) -> list[Candidate]:
     """Every final release of `versions` from LOW to HIGH, both included, in order."""
     low_text, high_text = _ends(text, "releases", "2.16.2..2.21.0")
-    low, high = _version(low_text, "the good end"), _version(high_text, "the bad end")
-    parsed = sorted({Version(v) for v in versions if _parses(v)})
+    low, high = version(low_text, "the good end"), version(high_text, "the bad end")
+    parsed = sorted({Version(v) for v in versions if is_version(v)})
     for end, which in ((low, "good"), (high, "bad")):
         if end not in parsed:
             near = ", ".join(str(v) for v in parsed if v.release[:2] == end.release[:2]) or \
@@ -124,7 +124,7 @@ def releases(name: Requirement, text: str, versions: Sequence[str]) -> list[Cand
     return [Candidate(f"{name}=={v}", f"{name}=={v}") for v in chosen]
 
 
-def _parses(text: str) -> bool:
+def is_version(text: str) -> bool:
     try:
         Version(text)
     except InvalidVersion:
@@ -141,7 +141,7 @@ def _date(text: str, which: str) -> datetime.date:
 
 def nightly_date(version: str) -> datetime.date | None:
     """The date a nightly's version carries (2.21.0.dev20250801, 3.12.0.dev2025100703)."""
-    if not _parses(version):
+    if not is_version(version):
         return None
     dev = Version(version).dev
     if dev is None or len(str(dev)) < 8:

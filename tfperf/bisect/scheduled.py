@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from tfperf.bisect.candidates import nightly_date
+from tfperf.bisect.candidates import is_version, nightly_date
 
 RELEASE_PACKAGE = "tensorflow[and-cuda]"
 NIGHTLY_PACKAGE = "tf-nightly[and-cuda]"
@@ -28,13 +28,7 @@ class Choice:
 
 
 def _versions(texts: Sequence[str]) -> list[Version]:
-    found = []
-    for text in texts:
-        try:
-            found.append(Version(text))
-        except InvalidVersion:
-            continue
-    return found
+    return [Version(text) for text in texts if is_version(text)]
 
 
 def choose(pinned: str, releases: Sequence[str], nightlies: Sequence[str],

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.requirements import Requirement
 
 from tfperf.bisect import candidates, scheduled
+from tfperf.commands import arguments
 
 # The distributions the pinned TensorFlow is installed as (./run: CUDA's, or the CPU build).
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu")
@@ -33,33 +33,22 @@ def _installed() -> str | None:
     return None
 
 
-def _requirement(text: str) -> str:
-    try:
-        Requirement(text)
-    except InvalidRequirement:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a requirement (e.g. "
-                                         f"{scheduled.RELEASE_PACKAGE})") from None
-    return text
-
-
-def _version(text: str) -> str:
-    try:
-        Version(text)
-    except InvalidVersion:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a version (e.g. 2.21.0)") from None
-    return text
+def _package(option: str) -> Callable[[str], str]:
+    """A package name with its extras, no version (candidates.package), as the text given."""
+    return arguments.typed(option, lambda text: str(candidates.package(text)))
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-candidate",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pinned", type=_version,
+    parser.add_argument("--pinned", type=arguments.typed(
+                            "--pinned", lambda text: str(candidates.version(text, "--pinned"))),
                         help="the pinned TensorFlow's version (default: the installed one's, "
                              f"{' or '.join(TENSORFLOW_DISTRIBUTIONS)})")
-    parser.add_argument("--release-package", type=_requirement,
+    parser.add_argument("--release-package", type=_package("--release-package"),
                         default=scheduled.RELEASE_PACKAGE,
                         help=f"what a release is installed as (default: {scheduled.RELEASE_PACKAGE})")
-    parser.add_argument("--nightly-package", type=_requirement,
+    parser.add_argument("--nightly-package", type=_package("--nightly-package"),
                         default=scheduled.NIGHTLY_PACKAGE,
                         help=f"what a nightly is installed as (default: {scheduled.NIGHTLY_PACKAGE})")
     return parser

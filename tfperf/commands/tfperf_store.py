@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="rows before this date (YYYY-MM-DD) may go")
     when.add_argument("--older-than", type=arguments.typed("--older-than", _days),
                       help="rows older than this many days (e.g. 180d) may go")
-    prunes.add_argument("--keep-runs", type=arguments.typed("--keep-runs", _count),
+    prunes.add_argument("--keep-runs", type=arguments.positive_int("--keep-runs"),
                         default=GateSettings().history_limit,
                         help="each case's newest runs kept per machine and build, whatever "
                              "their age (default: the gate's history, %(default)s)")
@@ -74,12 +74,6 @@ def _days(text: str) -> str:
         raise ValueError(f"{text!r} is not a number of days like 180d")
     now = datetime.datetime.now(datetime.UTC)
     return (now - datetime.timedelta(days=int(text[:-1]))).isoformat()
-
-
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"{text!r} is not a whole number from 1")
-    return int(text)
 
 
 def _prune(store: ResultsStore, args: argparse.Namespace) -> int:

@@ -40,49 +40,60 @@ Newest = dict[tuple[str, str], str]  # (case, machine key) -> its newest run's t
 
 
 def _old_runs(connection: sa.Connection, before: str, keep_runs: int
-              ) -> tuple[list[int], Newest]:
-    """The runs that may go, and each (case, machine)'s newest run's time."""
+              ) -> tuple[list[int], Newest, set[str]]:
+    """The runs that may go, each (case, machine)'s newest run's time, and the sessions of the
+    runs that stay."""
     r = tables.runs.c
-    groups: dict[tuple[str, ...], list[tuple[str, int, str]]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[tuple[str, int, str, str]]] = defaultdict(list)
     newest: Newest = {}
-    for id_, case, key, tf, git, when, verdict in connection.execute(sa.select(
-            r.id, r.case_id, r.machine_key, r.tensorflow, r.git_hash, r.when, r.verdict)):
-        groups[case, key, tf, git].append((when, id_, verdict))
+    for id_, session, case, key, tf, git, when, verdict in connection.execute(sa.select(
+            r.id, r.session_id, r.case_id, r.machine_key, r.tensorflow, r.git_hash, r.when,
+            r.verdict)):
+        groups[case, key, tf, git].append((when, id_, verdict, session))
         newest[case, key] = max(newest.get((case, key), when), when)
     kept: set[int] = set()
     for runs in groups.values():
         runs.sort()
-        kept.update(id_ for _, id_, _ in runs[-keep_runs:])
-    by_case: dict[tuple[str, str], list[tuple[str, int, str]]] = defaultdict(list)
+        kept.update(run[1] for run in runs[-keep_runs:])
+    by_case: dict[tuple[str, str], list[tuple[str, int, str, str]]] = defaultdict(list)
     for (case, key, _, _), runs in groups.items():
         by_case[case, key].extend(runs)
     for runs in by_case.values():
         runs.sort()
         while runs and runs[-1][2] == REGRESSION:  # an open finding: the streak stays
             kept.add(runs.pop()[1])
-    gone = [id_ for runs in groups.values() for when, id_, _ in runs
-            if when < before and id_ not in kept]
-    return sorted(gone), newest
+    gone: list[int] = []
+    left: set[str] = set()
+    for runs in groups.values():
+        for when, id_, _, session in runs:
+            if when < before and id_ not in kept:
+                gone.append(id_)
+            else:
+                left.add(session)
+    return sorted(gone), newest, left
 
 
 def plan(engine: sa.Engine, before: str, keep_runs: int) -> Plan:
     """What pruning everything before `before` would delete; nothing is deleted."""
     with engine.connect() as connection:
-        runs, newest = _old_runs(connection, before, keep_runs)
+        runs, newest, left = _old_runs(connection, before, keep_runs)
         f = tables.failures.c
-        failures = [id_ for id_, case, key, when in connection.execute(
-            sa.select(f.id, f.case_id, f.machine_key, f.when))
-            if when < before and when <= newest.get((case, key), "")]
+        failures = []
+        for id_, session, case, key, when in connection.execute(
+                sa.select(f.id, f.session_id, f.case_id, f.machine_key, f.when)):
+            # Resolved (its case ran since) and old: it goes; else an open finding stays.
+            if when < before and when <= newest.get((case, key), ""):
+                failures.append(id_)
+            else:
+                left.add(session)
         bisects = list(connection.execute(sa.select(tables.bisects.c.id)).scalars())
         a = tables.ab_cases.c
-        ab_cases = [id_ for id_, session, when in connection.execute(
-            sa.select(a.id, a.session_id, a.when))
-            if when < before and not any(session.startswith(f"{b}-") for b in bisects)]
-        gone = {"runs": set(runs), "failures": set(failures), "ab_cases": set(ab_cases)}
-        left: set[str] = set()
-        for table in (tables.runs, tables.failures, tables.ab_cases):
-            left.update(session for id_, session in connection.execute(
-                sa.select(table.c.id, table.c.session_id)) if id_ not in gone[table.name])
+        ab_cases = []
+        for id_, session, when in connection.execute(sa.select(a.id, a.session_id, a.when)):
+            if when < before and not any(session.startswith(f"{b}-") for b in bisects):
+                ab_cases.append(id_)
+            else:
+                left.add(session)
         s = tables.sessions.c
         sessions = [id_ for id_, started in connection.execute(sa.select(s.id, s.started))
                     if started < before and id_ not in left]

@@ -108,9 +108,9 @@ SESSIONS = 300
 def _wrong(settings: ABSettings, conditions: Conditions, seed: int) -> dict[str, int]:
     """Wrong decided verdicts: slower or faster at half the floor; same at 1.2 floors."""
     floor = settings.floor
-    near = simulate.counts(simulate.verdicts(replace(conditions, ratio=1 - floor / 2),
+    near = simulate.counts(simulate.statuses(replace(conditions, ratio=1 - floor / 2),
                                              settings, SESSIONS, seed))
-    beyond = simulate.counts(simulate.verdicts(replace(conditions, ratio=1 - 1.2 * floor),
+    beyond = simulate.counts(simulate.statuses(replace(conditions, ratio=1 - 1.2 * floor),
                                                settings, SESSIONS, seed + 1))
     return {"slower or faster at half the floor": near["slower"] + near["faster"],
             "same at 1.2 floors": beyond["same"]}
@@ -192,3 +192,23 @@ def test_the_bounds_take_the_spreads_seen_so_far() -> None:
     z_offsets, z_noise = verdict.bounds(DEFAULTS, offsets), verdict.bounds(DEFAULTS, noise)
     assert z_offsets[0] < z_noise[0] - 0.2
     assert float(norm.sf(z_noise[0])) * 2 < 0.05 * 2 / 16
+
+
+@pytest.mark.parametrize("rule", ["duets-t", "duets", "spending"])
+def test_many_sessions_judged_at_once_get_each_session_s_own_verdict(rule: str) -> None:
+    """judge_many (the simulations' path) gives each session what judge gives it alone, at
+    every look: its fit, its own bounds among sessions whose spreads differ, its status."""
+    settings = replace(DEFAULTS, look_rule=rule)  # type: ignore[arg-type]
+    draw = np.random.default_rng(5)
+    # Sessions from quiet to noisy, so that their looks' information fractions differ.
+    drawn = [simulate.session(Conditions(0.985, sd, duet_sd), settings, draw)
+             for sd, duet_sd in [(0.005, 0.02), (0.01, 0.005), (0.03, 0.0), (0.06, 0.01)] * 3]
+    for look in settings.looks():
+        alone = [verdict.judge(p.head(look), settings) for p in drawn]
+        many = verdict.judge_many(np.stack([p.log_ratios[:look] for p in drawn]),
+                                  drawn[0].duets[:look],
+                                  np.stack([p.b_second[:look] for p in drawn]), settings)
+        assert list(many.status) == [v.status for v in alone]
+        for field in ("ratio", "low", "high"):
+            assert getattr(many, field) == pytest.approx([getattr(v, field) for v in alone],
+                                                         rel=1e-12)

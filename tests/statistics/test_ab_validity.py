@@ -22,10 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
-from tfperf.ab import simulate, verdict
+from tfperf.ab import simulate
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
@@ -63,22 +62,16 @@ def _two_se(p: float, n: int) -> float:
 def every_look_held(settings: ABSettings, cell: Conditions, sessions: int, seed: int) -> float:
     """The share of sessions whose intervals at every look (all judged, none stopped) held the
     true ratio."""
-    draw = np.random.default_rng(seed)
-    held = 0
-    for _ in range(sessions):
-        pairs = simulate.session(cell, settings, draw)
-        held += all(v.low <= cell.ratio <= v.high for v in (
-            verdict.judge(pairs.head(look), settings) for look in settings.looks()))
-    return held / sessions
+    return float(simulate.every_look_held(cell, settings, sessions, seed).mean())
 
 
 def wrong_at_the_edge(settings: ABSettings, cell: Conditions, sessions: int, seed: int
                       ) -> dict[str, float]:
     """One-sided wrong verdicts at the floor's edge, each a share of sessions."""
     floor = settings.floor
-    inside = simulate.counts(simulate.verdicts(replace(cell, ratio=1 - floor + 0.001),
+    inside = simulate.counts(simulate.statuses(replace(cell, ratio=1 - floor + 0.001),
                                                settings, sessions, seed))
-    outside = simulate.counts(simulate.verdicts(replace(cell, ratio=1 - floor - 0.001),
+    outside = simulate.counts(simulate.statuses(replace(cell, ratio=1 - floor - 0.001),
                                                 settings, sessions, seed + 1))
     return {"slower at floor - 0.1%": inside["slower"] / sessions,
             "same at floor + 0.1%": outside["same"] / sessions}

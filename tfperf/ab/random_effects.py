@@ -106,56 +106,117 @@ class Fit:
         return {"pairs": 1 - duet, "duets": duet}
 
 
+@dataclass(frozen=True)
+class Fits:
+    """The fits of many sessions' pairs on one duet schedule (a simulation judges thousands at
+    once): each field one value a session, as in Fit."""
+
+    centre: np.ndarray
+    within_sd: np.ndarray
+    duet_sd: np.ndarray
+    duet_sd_used: np.ndarray
+    order_effect: np.ndarray
+    duets: int
+    mean_inverse_size: float
+    df: np.ndarray
+    yardstick_slope: np.ndarray | None = None
+    yardstick_share: np.ndarray | None = None
+
+    def variance(self, duets: int | None = None, mean_inverse_size: float | None = None
+                 ) -> np.ndarray:
+        """Var(mu) of each session, as Fit.variance."""
+        d = self.duets if duets is None else duets
+        inverse = self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size
+        found: np.ndarray = (self.duet_sd_used ** 2
+                             + HL_VARIANCE * self.within_sd ** 2 * inverse) / d
+        return found
+
+    def effective_df(self) -> np.ndarray:
+        """Fit.effective_df of each session."""
+        within = HL_VARIANCE * self.within_sd ** 2 * self.mean_inverse_size / self.duets
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pooled = np.where(within > 0, self.variance() ** 2 / (within ** 2 / self.df), np.inf)
+        estimated = (self.duet_sd > self.duet_sd_used - 1e-15) & (self.duets > 1)
+        found: np.ndarray = np.where(estimated, float(self.duets - 1), pooled)
+        return found
+
+    def one(self, session: int) -> Fit:
+        def at(values: np.ndarray | None) -> float | None:
+            return None if values is None else float(values[session])
+
+        return Fit(float(self.centre[session]), float(self.within_sd[session]),
+                   float(self.duet_sd[session]), float(self.duet_sd_used[session]),
+                   float(self.order_effect[session]), self.duets, self.mean_inverse_size,
+                   int(self.df[session]), at(self.yardstick_slope), at(self.yardstick_share))
+
+
 def _within(columns: list[np.ndarray], y: np.ndarray, index: np.ndarray, counts: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """Least squares of y on the columns within duets (each centred on its duet's mean; index
-    numbers each pair's duet from 0, counts each duet's pairs): the coefficients, and y's
-    residuals about its duet's mean after them."""
+    numbers each pair's duet from 0, counts each duet's pairs), a row a session: the
+    coefficients (sessions x columns), and y's residuals about its duet's mean after them. A
+    column constant within every duet of a session takes no part in its fit (coefficient 0)."""
+    # Each pair's duet as a 0/1 matrix: the duets' means of every session in one product.
+    member = (index[:, None] == np.arange(len(counts))[None, :]).astype(float)
 
     def centred(v: np.ndarray) -> np.ndarray:
-        means: np.ndarray = np.bincount(index, weights=v) / counts
-        found: np.ndarray = v - means[index]
+        found: np.ndarray = v - ((v @ member) / counts)[:, index]
         return found
 
     yc = centred(y)
     if not columns:
-        return np.zeros(0), yc
-    xc = np.column_stack([centred(c) for c in columns])
-    usable = np.abs(xc).sum(axis=0) > 1e-12
-    coef = np.zeros(len(columns))
-    if usable.any():
-        coef[usable] = np.linalg.lstsq(xc[:, usable], yc, rcond=None)[0]
-    return coef, yc - xc @ coef
+        return np.zeros((len(y), 0)), yc
+    xc = np.stack([centred(c) for c in columns], axis=2)
+    usable = np.abs(xc).sum(axis=1) > 1e-12
+    xc = xc * usable[:, None, :]
+    # The minimum-norm least squares of each session (np.linalg.lstsq's, batched): a column
+    # left out is all zeros, and its coefficient 0.
+    coef: np.ndarray = (np.linalg.pinv(xc) @ yc[:, :, None])[:, :, 0]
+    return coef, yc - (xc @ coef[:, :, None])[:, :, 0]
+
+
+def fits(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
+         yardstick: np.ndarray | None, min_duet_sd: float, adjust_yardstick: bool) -> Fits:
+    """The fit of each session (a row of log_ratios, b_second and yardstick), all on the same
+    duets. fit() is this for one session."""
+    y = log_ratios
+    names, index, sizes = np.unique(duets, return_inverse=True, return_counts=True)
+    columns = [b_second]
+    use_yardstick = adjust_yardstick and yardstick is not None
+    if use_yardstick:
+        assert yardstick is not None
+        columns.append(yardstick)
+    coef, residuals = _within(columns, y, index, sizes)
+    gamma = coef[:, 0]
+    adjusted = y - gamma[:, None] * b_second
+    slope = share = None
+    if yardstick is not None:
+        # What the yardstick would explain, whether or not it takes part.
+        with_x, with_x_residuals = _within([b_second, yardstick], y, index, sizes)
+        # The fit above is already the one without the yardstick unless it took part.
+        without = ((_within([b_second], y, index, sizes)[1] if use_yardstick
+                    else residuals) ** 2).sum(axis=1)
+        slope = with_x[:, 1]
+        explained = (with_x_residuals ** 2).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(without > 0, 1 - explained / without, 0.0)
+        if use_yardstick:
+            adjusted = adjusted - slope[:, None] * (yardstick - yardstick.mean(axis=1,
+                                                                            keepdims=True))
+    df = len(duets) - len(names) - np.count_nonzero(coef, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        within_sd = np.where(df > 0, np.sqrt((residuals ** 2).sum(axis=1) / df), np.inf)
+    centres = signed_rank.centres(adjusted, index, sizes)
+    inverse = float(np.mean(1 / sizes))
+    between = centres.var(axis=1, ddof=1) if len(names) > 1 else np.zeros(len(y))
+    with np.errstate(invalid="ignore"):
+        duet_sd = np.where(np.isfinite(within_sd), np.sqrt(np.maximum(
+            0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)), np.inf)
+    return Fits(centres.mean(axis=1), within_sd, duet_sd, np.maximum(duet_sd, min_duet_sd),
+                gamma, len(names), inverse, df, slope, share)
 
 
 def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:
-    y = pairs.log_ratios
-    names, index, sizes = np.unique(pairs.duets, return_inverse=True, return_counts=True)
-    columns = [pairs.b_second]
-    use_yardstick = adjust_yardstick and pairs.yardstick is not None
-    if use_yardstick:
-        assert pairs.yardstick is not None
-        columns.append(pairs.yardstick)
-    coef, residuals = _within(columns, y, index, sizes)
-    gamma = float(coef[0])
-    adjusted = y - gamma * pairs.b_second
-    slope = share = None
-    if pairs.yardstick is not None:
-        # What the yardstick would explain, whether or not it takes part.
-        with_x, with_x_residuals = _within([pairs.b_second, pairs.yardstick], y, index, sizes)
-        # The fit above is already the one without the yardstick unless it took part.
-        without = float(((_within([pairs.b_second], y, index, sizes)[1] if use_yardstick
-                          else residuals) ** 2).sum())
-        slope = float(with_x[1])
-        share = 1 - float((with_x_residuals ** 2).sum()) / without if without > 0 else 0.0
-        if use_yardstick:
-            adjusted = adjusted - slope * (pairs.yardstick - pairs.yardstick.mean())
-    df = len(y) - len(names) - int(np.count_nonzero(coef))
-    within_sd = math.sqrt(float((residuals ** 2).sum()) / df) if df > 0 else math.inf
-    centres = signed_rank.centres(adjusted, index, sizes)
-    inverse = float(np.mean(1 / sizes))
-    between = float(centres.var(ddof=1)) if len(names) > 1 else 0.0
-    duet_sd = math.sqrt(max(0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)) \
-        if math.isfinite(within_sd) else math.inf
-    return Fit(float(centres.mean()), within_sd, duet_sd, max(duet_sd, min_duet_sd), gamma,
-               len(names), inverse, df, slope, share)
+    return fits(pairs.log_ratios[None, :], pairs.duets, pairs.b_second[None, :],
+                None if pairs.yardstick is None else pairs.yardstick[None, :], min_duet_sd,
+                adjust_yardstick).one(0)

@@ -70,13 +70,14 @@ def centre(values: Sequence[float] | np.ndarray) -> float:
 def centres(values: np.ndarray, index: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The Hodges-Lehmann estimate of each group's values: `index` numbers each value's group
     from 0, `sizes` counts each group's values (np.unique's return_inverse and return_counts).
-    Groups of one size are estimated together (a simulation judges thousands of cases)."""
-    found = np.empty(len(sizes))
-    grouped = values[np.argsort(index, kind="stable")]
+    Groups of one size are estimated together, and so are the rows of 2-D values (sessions on
+    one schedule: a simulation judges thousands of cases), a row of centres each."""
+    found = np.empty((*values.shape[:-1], len(sizes)))
+    grouped = values[..., np.argsort(index, kind="stable")]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     for size in np.unique(sizes):
         mine = np.flatnonzero(sizes == size)
-        block = grouped[starts[mine, None] + np.arange(size)]
+        block = grouped[..., starts[mine, None] + np.arange(size)]
         i, j = _walsh_pairs(int(size))
-        found[mine] = np.median((block[:, i] + block[:, j]) / 2, axis=1)
+        found[..., mine] = np.median((block[..., i] + block[..., j]) / 2, axis=-1)
     return found

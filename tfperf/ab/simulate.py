@@ -59,6 +59,45 @@ def session(conditions: Conditions, settings: ABSettings, draw: np.random.Genera
     return Pairs(log_ratios, duets, b_second)
 
 
+def many(conditions: Conditions, settings: ABSettings, sessions: int, draw: np.random.Generator
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`sessions` sessions drawn one after another as session() draws them: their log ratios
+    and orders (a row each), and the duets they share."""
+    drawn = [session(conditions, settings, draw) for _ in range(sessions)]
+    return (np.stack([p.log_ratios for p in drawn]), drawn[0].duets,
+            np.stack([p.b_second for p in drawn]))
+
+
+def statuses(conditions: Conditions, settings: ABSettings, sessions: int, seed: int
+             ) -> np.ndarray:
+    """Each session's final verdict, as verdicts() finds it: the sessions still undecided at a
+    look are judged at the next, all at once (verdict.judge_many)."""
+    log_ratios, duets, b_second = many(conditions, settings, sessions, np.random.default_rng(seed))
+    found = np.full(sessions, verdict.UNDECIDED, dtype=object)
+    open_ = np.ones(sessions, dtype=bool)
+    for look in settings.looks():
+        judged = verdict.judge_many(log_ratios[open_, :look], duets[:look],
+                                    b_second[open_, :look], settings)
+        found[open_] = judged.status
+        open_[open_] = judged.status == verdict.UNDECIDED
+        if not open_.any():
+            break
+    return found
+
+
+def every_look_held(conditions: Conditions, settings: ABSettings, sessions: int, seed: int
+                    ) -> np.ndarray:
+    """Whether each session's intervals at every look (all judged, none stopped) held the true
+    ratio."""
+    log_ratios, duets, b_second = many(conditions, settings, sessions, np.random.default_rng(seed))
+    held = np.ones(sessions, dtype=bool)
+    for look in settings.looks():
+        judged = verdict.judge_many(log_ratios[:, :look], duets[:look], b_second[:, :look],
+                                    settings)
+        held &= (judged.low <= conditions.ratio) & (conditions.ratio <= judged.high)
+    return held
+
+
 def verdicts(conditions: Conditions, settings: ABSettings, sessions: int, seed: int
              ) -> list[Verdict]:
     """Each session's final verdict."""
@@ -67,5 +106,5 @@ def verdicts(conditions: Conditions, settings: ABSettings, sessions: int, seed: 
             for _ in range(sessions)]
 
 
-def counts(found: list[Verdict]) -> Counter[str]:
-    return Counter(v.status for v in found)
+def counts(found: list[Verdict] | np.ndarray) -> Counter[str]:
+    return Counter(str(v) if isinstance(v, str) else v.status for v in found)

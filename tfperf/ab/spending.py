@@ -77,9 +77,16 @@ def fractions(information: list[float]) -> tuple[float, ...]:
     """Information at each look as fractions of the last, to the nearest 1% (the information
     is itself estimated; so the bounds of nearby sessions are computed once), kept strictly
     increasing."""
-    last = information[-1]
-    steps: list[int] = []
-    for value in information:
-        share = round(100 * value / last)
-        steps.append(max(share, steps[-1] + 1) if steps else max(share, 1))
-    return tuple(step / steps[-1] for step in steps)
+    return tuple(float(f) for f in fractions_of_rows(np.asarray([information], dtype=float))[0])
+
+
+def fractions_of_rows(information: np.ndarray) -> np.ndarray:
+    """fractions() of each row (a session's looks) at once."""
+    shares = np.rint(100 * information / information[:, -1:])
+    # Each look's step at least its share and one more than the last: steps less their look's
+    # number never fall, so they are a running maximum.
+    shares[:, 0] = np.maximum(shares[:, 0], 1)
+    number = np.arange(information.shape[1])
+    steps = np.maximum.accumulate(shares - number, axis=1) + number
+    found: np.ndarray = steps / steps[:, -1:]
+    return found

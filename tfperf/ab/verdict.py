@@ -65,10 +65,20 @@ def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:
         return (float(norm.isf(settings.alpha / len(looks) / 2)),) * len(looks)
     if settings.look_rule == SPENDING or fit is None:
         return spending.bounds(tuple(n / looks[-1] for n in looks), settings.alpha)
-    information = [1 / fit.variance(duets, inverse) for duets, inverse in settings.designs()]
-    fractions = spending.fractions(information)
-    return spending.bounds(fractions, settings.alpha,
-                           tuple(f ** settings.spending_power for f in fractions))
+    information = [[1 / fit.variance(duets, inverse) for duets, inverse in settings.designs()]]
+    return tuple(float(z) for z in _by_information(settings, np.asarray(information))[0])
+
+
+def _by_information(settings: ABSettings, information: np.ndarray) -> np.ndarray:
+    """Each session's bounds (a row each), from its information at every look (a row each)."""
+    fractions = spending.fractions_of_rows(information)
+    # Sessions whose fractions agree to the 1% share their bounds: each set is computed once.
+    rows, which = np.unique(fractions, axis=0, return_inverse=True)
+    found = np.array([spending.bounds(tuple(float(f) for f in row), settings.alpha,
+                                      tuple(float(f) ** settings.spending_power for f in row))
+                      for row in rows])
+    z: np.ndarray = found[which.reshape(-1)]
+    return z
 
 
 def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:
@@ -140,13 +150,13 @@ class Verdict:
 
 
 def _status(low: float, high: float, floor: float) -> Status:
-    if high < 1 - floor:
-        return SLOWER
-    if low > 1 + floor:
-        return FASTER
-    if low >= 1 - floor and high <= 1 + floor:
-        return SAME
-    return UNDECIDED
+    status: Status = _statuses(np.asarray([low]), np.asarray([high]), floor)[0]
+    return status
+
+
+def _statuses(low: np.ndarray, high: np.ndarray, floor: float) -> np.ndarray:
+    return np.select([high < 1 - floor, low > 1 + floor, (low >= 1 - floor) & (high <= 1 + floor)],
+                     [SLOWER, FASTER, SAME], UNDECIDED)
 
 
 def _room(centre: float, floor: float) -> float:
@@ -169,15 +179,27 @@ def _independent(ratios: Sequence[float], settings: ABSettings) -> Verdict:
                    more)
 
 
-def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
-    fit = random_effects.fit(pairs, settings.min_duet_sd, settings.adjust_yardstick)
-    if settings.look_rule == DUETS_T and fit.duets < 2:
-        raise ValueError(f"{len(pairs)} pairs on one duet: judging by duets needs two or more")
-    if fit.df <= 0:
-        raise ValueError(f"{len(pairs)} pairs on {fit.duets} duets: judging by duets needs "
+def _fits(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
+          yardstick: np.ndarray | None, settings: ABSettings) -> random_effects.Fits:
+    """The fit of each session (a row each) that judging by duets can use."""
+    found = random_effects.fits(log_ratios, duets, b_second, yardstick, settings.min_duet_sd,
+                                settings.adjust_yardstick)
+    n = log_ratios.shape[1]
+    if settings.look_rule == DUETS_T and found.duets < 2:
+        raise ValueError(f"{n} pairs on one duet: judging by duets needs two or more")
+    if (found.df <= 0).any():
+        raise ValueError(f"{n} pairs on {found.duets} duets: judging by duets needs "
                          "more pairs than duets, and two for the order effect")
-    n, floor = len(pairs), settings.floor
-    z = bounds(settings, fit)[settings.look_index(n)]
+    return found
+
+
+def _critical(found: random_effects.Fits, n: int, settings: ABSettings
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's tail (a side's share of what its interval may miss) and critical value
+    at the look of `n` pairs."""
+    information = np.stack([1 / found.variance(duets, inverse)
+                            for duets, inverse in settings.designs()], axis=1)
+    z = _by_information(settings, information)[:, settings.look_index(n)]
     from scipy.special import ndtr, stdtrit
 
     # The bound's tail on Student's t: the spreads are themselves estimated. Under `duets-t`
@@ -185,9 +207,18 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
     # duets' centres' own spread over D, and choosing the degrees of freedom by whether the
     # floor binds (`duets`) is a test on the data that left the first looks' intervals too
     # narrow wherever the duets' offsets exceed the floor (issue 53; docs/ab.md).
-    tail = float(ndtr(-z))
-    df = fit.duets - 1 if settings.look_rule == DUETS_T else fit.effective_df
-    critical = float(-stdtrit(df, tail))
+    tail: np.ndarray = ndtr(-z)
+    df = found.duets - 1 if settings.look_rule == DUETS_T else found.effective_df()
+    critical: np.ndarray = -stdtrit(df, tail)
+    return tail, critical
+
+
+def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
+    found = _fits(pairs.log_ratios[None, :], pairs.duets, pairs.b_second[None, :],
+                  None if pairs.yardstick is None else pairs.yardstick[None, :], settings)
+    fit, n, floor = found.one(0), len(pairs), settings.floor
+    tails, criticals = _critical(found, n, settings)
+    tail, critical = float(tails[0]), float(criticals[0])
     half = critical * fit.se
     lo, hi = math.exp(fit.centre - half), math.exp(fit.centre + half)
     status = _status(lo, hi, floor)
@@ -203,6 +234,34 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
     return Verdict(status, math.exp(fit.centre), lo, hi, n, 1 - 2 * tail, floor, more,
                    fit.duets, fit.within_sd, fit.duet_sd, fit.shares()["duets"],
                    math.exp(fit.order_effect), fit.yardstick_share, more_duets)
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Many sessions' verdicts at one look, a value each (judge_many)."""
+
+    status: np.ndarray  # Status strings
+    ratio: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def judge_many(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
+               settings: ABSettings) -> Intervals:
+    """judge() of many sessions on one duet schedule (a row of log_ratios and b_second each,
+    no yardstick), at the look of their number of pairs: what a simulation of thousands of
+    sessions needs of each verdict, computed at once where the rule judges by duets."""
+    if settings.look_rule not in DUET_RULES:
+        judged = [judge(Pairs(y, duets, b), settings) for y, b in zip(log_ratios, b_second,
+                                                                     strict=True)]
+        return Intervals(np.array([v.status for v in judged]),
+                         *(np.array([getattr(v, f) for v in judged])
+                           for f in ("ratio", "low", "high")))
+    found = _fits(log_ratios, duets, b_second, None, settings)
+    _, critical = _critical(found, log_ratios.shape[1], settings)
+    half = critical * np.sqrt(found.variance())
+    low, high = np.exp(found.centre - half), np.exp(found.centre + half)
+    return Intervals(_statuses(low, high, settings.floor), np.exp(found.centre), low, high)
 
 
 def judge(pairs: Pairs, settings: ABSettings) -> Verdict:

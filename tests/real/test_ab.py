@@ -198,6 +198,8 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     (("--perf-baseline=current", "--perf-ab-pairs=8:64", "--perf-ab-duets=8"),
      "ERROR: --perf-ab-pairs: MIN 8 is less than two pairs for each of the 8 duets; give MIN "
      "of at least 16 or fewer --perf-ab-duets"),
+    (("--perf-baseline=current", "--perf-ab-yardstick-every=0"),
+     "ERROR: --perf-ab-yardstick-every: '0' is not a whole number of pairs from 1"),
     (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
      "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
     (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),

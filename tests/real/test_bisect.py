@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,10 @@ from tfperf.storage.results_store import ResultsStore
 # and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
 ADDED = 20
 QUICK = ("--floor", "40", "--pairs", "16:32", "--confirm-pairs", "16")
+# A yardstick burst at each duet's first pair only (its four pairs are under a second): the
+# bursts are a third of a pair at 0.15 s turns, and a step's verdict does not use them.
 RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2",
-       "--perf-ab-relay=4")
+       "--perf-ab-relay=4", "--perf-ab-yardstick-every=4")
 
 
 def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -93,6 +96,14 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         assert len(store.ab_cases()) == sum(v != "skipped" for _, _, v in steps)
         # Steps follow speed: no numerics arms trained.
         assert all(c.document["numerics"] is None for c in store.ab_cases())
+        # A duet's sides burst their yardstick at its first pair, and at no other.
+        for case in store.ab_cases():
+            served: Counter[int] = Counter()
+            for pair in case.document["pairs"]:
+                burst = served[pair["duet"]] == 0
+                assert (pair["a_yardstick"] is not None, pair["b_yardstick"] is not None) == \
+                    (burst, burst), case.document["pairs"]
+                served[pair["duet"]] += 1
     finally:
         store.close()
 

@@ -157,3 +157,6 @@ def test_an_a_b_case_is_planned_at_its_longest_not_from_history() -> None:
     assert source == "model" and pairs_s < no_relay < pairs_s + 60 and relays == 28
     assert no_relay + relays * 5 < seconds < no_relay + relays * 15
     assert replace(ab, ab=ABSettings(max_pairs=64)).seconds(case)[0] < seconds / 2
+    # A yardstick burst every 8th pair: 7 of 8 pairs' two bursts are not run.
+    sparse = replace(ab, ab=ABSettings(yardstick_every=8)).seconds(case)[0]
+    assert sparse == pytest.approx(seconds - 256 * 2 * estimate.YARDSTICK_S * 7 / 8)

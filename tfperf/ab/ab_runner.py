@@ -279,6 +279,7 @@ class ABRunner:
                          "half_doubling": self.settings.half_doubling,
                          "numerics": self.settings.numerics,
                          "seed": self.seed, "turn_s": self.settings.turn_s,
+                         "yardstick_every": self.settings.yardstick_every,
                          "steps_per_round": self.options.worker.steps_per_round},
             "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                              "tensorflow": setup.runtime.tensorflow,

@@ -11,9 +11,10 @@ turns run back to back, their order counterbalanced within each duet: every two 
 in a row run AB and BA, which first drawn from the session's seed (kept in its file), so that
 what the second turn gains falls on each side equally in every duet, and no two sessions
 replay one sequence. A turn is as many whole rounds as last about `turn_s` (the same count on
-both sides), after a yardstick burst that rates its rounds (MFU). Each pair keeps what the
-workers' CPUs did during its turns: the ones that wait should be asleep. The verdict is judged
-at each look; the first decided one ends the measurement.
+both sides), after a yardstick burst that rates its rounds (MFU; before every
+`yardstick_every`-th pair of a duet, the pairs between rated by their side's last burst). Each
+pair keeps what the workers' CPUs did during its turns: the ones that wait should be asleep.
+The verdict is judged at each look; the first decided one ends the measurement.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     pairs: list[Pair] = []
     verdicts: list[Verdict] = []
     orders: dict[int, Iterator[tuple[str, str]]] = {}
+    last_rates: dict[int, dict[str, float]] = {}  # each duet's sides' last yardstick rates
     with DuetPool(sides, env, timeout_s, log_dir, case_id, cluster_mode, launch,
                   settings.duets, rounds) as pool:
         pool.start_all()
@@ -109,8 +111,13 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
                 pool.relay(slot)
             duet, workers = pool.duet_in(slot)
             order = next(orders.setdefault(duet, turn_orders(seed, case_id, duet)))
+            # A fresh duet's workers burst at their first pair: no rate of theirs is known.
+            burst = pool.served[duet] % settings.yardstick_every == 0
             pairs.append(_pair(duet, order, workers, pool, sides, rounds, per_round,
-                               _turn(rounds, settings.turn_s), timeout_s, first))
+                               _turn(rounds, settings.turn_s), timeout_s, first,
+                               None if burst else last_rates[duet]))
+            last_rates[duet] = {"A": rounds["A"].yardstick_rates[-1],
+                                "B": rounds["B"].yardstick_rates[-1]}
             pool.served[duet] += 1
 
         measuring = time.monotonic()
@@ -137,9 +144,11 @@ def until_decided(settings: ABSettings, pairs: list[Pair], verdicts: list[Verdic
 
 def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool: DuetPool,
           sides: dict[str, Side], rounds: dict[str, SideRounds], per_round: dict[str, int],
-          turn: int, timeout_s: float, first: float) -> Pair:
+          turn: int, timeout_s: float, first: float,
+          carried: dict[str, float] | None = None) -> Pair:
     """One pair: each side's turn of `turn` rounds, back to back in `order`, each after its
-    yardstick burst, with what the CPUs did meanwhile."""
+    yardstick burst (or, given `carried`, rated by its side's last burst, and keeping no
+    yardstick of its own), with what the CPUs did meanwhile."""
     for name in SIDES:
         # The workers take turns for up to MAX pairs: the case's time limit bounds each
         # pair's wait, not the workers' whole life.
@@ -150,8 +159,11 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
     for name in order:
         worker, side_rounds = workers[name], rounds[name]
         seconds = 0.0
-        with blamed(sides[name]):
-            yardstick = yardsticks[name] = worker.yardstick().rate
+        if carried is None:
+            with blamed(sides[name]):
+                yardstick = yardsticks[name] = worker.yardstick().rate
+        else:
+            yardstick = carried[name]
         busy = _CpuWatch({"active": worker.pids, "idle": pool.others(worker)})
         for _ in range(turn):
             with blamed(sides[name]):
@@ -164,5 +176,5 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
             cores[role].append(used)
         rate[name] = per_round[name] * turn / seconds
     return Pair(duet, "AB" if order == ("A", "B") else "BA", rate["A"], rate["B"],
-                time.monotonic() - first, turn,
-                yardsticks["A"], yardsticks["B"], _mean(cores["active"]), _mean(cores["idle"]))
+                time.monotonic() - first, turn, yardsticks.get("A"), yardsticks.get("B"),
+                _mean(cores["active"]), _mean(cores["idle"]))

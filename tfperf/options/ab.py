@@ -70,6 +70,10 @@ def add(group: Any) -> None:
     group.addoption("--perf-ab-turn", metavar="SECONDS",
                     help="Each side's turn in a pair runs whole rounds for about this long "
                          f"(default: {defaults.turn_s:g}).")
+    group.addoption("--perf-ab-yardstick-every", metavar="K",
+                    help="A side's yardstick burst (its device's speed now, for MFU and the "
+                         "disturbance check) before every K-th pair of a duet, its first "
+                         f"always (default: {defaults.yardstick_every}: every pair).")
 
 
 def _variables(items: list[str]) -> dict[str, str]:
@@ -90,7 +94,8 @@ def _on_off(text: str) -> bool:
 
 def _settings(floor: str | None, pairs: str | None, turn: str | None,
               duets: str | None, relay: str | None, confidence: str | None = None,
-              cost_floors: str | None = None, numerics: str | None = None) -> ABSettings:
+              cost_floors: str | None = None, numerics: str | None = None,
+              yardstick_every: str | None = None) -> ABSettings:
     defaults = ABSettings()
 
     def two_percentages(text: str) -> tuple[float, float]:
@@ -112,7 +117,10 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
         duets=number("--perf-ab-duets", duets, defaults.duets, int,
                       lambda v: 2 <= v <= 16 and v % 2 == 0, "an even number from 2 to 16"),
         relay=number("--perf-ab-relay", relay, defaults.relay, int, lambda v: v == 0 or v >= 2,
-                      "a whole number of pairs from 2 (0: never)"))
+                      "a whole number of pairs from 2 (0: never)"),
+        yardstick_every=number("--perf-ab-yardstick-every", yardstick_every,
+                               defaults.yardstick_every, int, lambda v: v >= 1,
+                               "a whole number of pairs from 1"))
     time_floor, memory_floor = number(
         "--perf-ab-cost-floors", cost_floors, (defaults.time_cost_floor,
                                                defaults.memory_cost_floor), two_percentages,
@@ -141,7 +149,8 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
                  "--perf-ab-turn": get("perf_ab_turn"), "--perf-ab-duets": get("perf_ab_duets"),
                  "--perf-ab-relay": get("perf_ab_relay"),
                  "--perf-ab-cost-floors": get("perf_ab_cost_floors"),
-                 "--perf-ab-numerics": get("perf_ab_numerics")}
+                 "--perf-ab-numerics": get("perf_ab_numerics"),
+                 "--perf-ab-yardstick-every": get("perf_ab_yardstick_every")}
     if baseline is None:
         given = [name for name, value in comparing.items() if value]
         if given:
@@ -157,5 +166,5 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
                            get("perf_ab_duets"), get("perf_ab_relay"),
                            get("perf_ab_confidence"), get("perf_ab_cost_floors"),
-                           get("perf_ab_numerics")),
+                           get("perf_ab_numerics"), get("perf_ab_yardstick_every")),
     )

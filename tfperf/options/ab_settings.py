@@ -53,6 +53,12 @@ class ABSettings:
     # time; 1-2 s turns were wider still (docs/ab.md has the measurement).
     turn_s: float = 0.2
     steps_per_round: int = 2
+    # A turn's yardstick burst (0.1 s: how fast the machine is for that side now, which rates
+    # its rounds' MFU and flags a disturbed case) runs before every K-th pair of a duet, its
+    # first always; the pairs between carry their side's last rate and keep none of their own.
+    # 1: before every pair. The verdict does not use the bursts (adjust_yardstick is off), and
+    # at a 0.2 s turn two of them are about a sixth of a pair (issue 53).
+    yardstick_every: int = 1
 
     # How a case is judged (LOOK_RULES): see the module's docstring.
     look_rule: LookRule = DUETS_T

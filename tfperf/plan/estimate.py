@@ -24,7 +24,8 @@ the yardstick bursts, where step time = FLOPs of a step / the device's effective
   is preceded by a yardstick burst of 0.1 s.
 - An A/B case (tfperf.ab) keeps no history of wall times and is modelled at its longest: its
   duets' workers start at once (one start-up) and each warms up, then MAX pairs of two turns,
-  each turn one yardstick burst and rounds of about the turn's length, and every duet that
+  each turn rounds of about the turn's length, after a yardstick burst every
+  `--perf-ab-yardstick-every` pairs, and every duet that
   takes over in a relay starts (its share of the start-up) and warms up while the others
   wait. On the 2-core CPU resnet20 tiny is modelled at 298 s; an A/A case that ran to 256
   pairs took 203 s, its 12 relays 35 s.
@@ -97,7 +98,7 @@ class Estimator:
             # first start-up starts every duet's workers at once; a relay starts one duet's.
             relays = ab.relays(ab.max_pairs)
             return (start + ab.duets * warmup_s + relays * (start / ab.duets + warmup_s)
-                    + ab.max_pairs * 2 * (turn_s + YARDSTICK_S))
+                    + ab.max_pairs * 2 * (turn_s + YARDSTICK_S / ab.yardstick_every))
         steps = (m.warmup_rounds + m.rounds) * m.steps_per_round
         return start + steps * step_s + m.rounds * YARDSTICK_S
 

@@ -21,7 +21,8 @@ would flag, and the share beyond the gross factor:
     python benchmarks/gate_spreads.py report benchmarks/data/gate_spreads/*.jsonl.gz
 
 `newcomers` replays issue 52's newcomer sequence (a fresh history, then five more nights) on
-every 6 consecutive kept sessions, judged by the gate's own rule, and counts the sequences that
+every 6 consecutive kept sessions, judged by the gate's own rule at the floors the gate takes
+(baselines/gate.toml's, or another folder's with --baselines), and counts the sequences that
 would have flagged unchanged code, with a 95% binomial interval:
 
     python benchmarks/gate_spreads.py newcomers benchmarks/data/gate_spreads/*.jsonl.gz
@@ -47,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.cases import catalog
-from tfperf.gate import statistics
+from tfperf.gate import rules, statistics
 from tfperf.ground.machine import detect
 from tfperf.storage import session_files
 
@@ -198,11 +199,13 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _newcomer_flags(runs: Sequence[dict[str, Any]], settings: statistics.GateSettings
-                    ) -> list[str]:
-    """Each later night of one case's fresh history judged against the nights before it:
-    what the gate would have flagged."""
+def _newcomer_flags(runs: Sequence[dict[str, Any]], settings: statistics.GateSettings,
+                    floors: rules.GateRules) -> list[str]:
+    """Each later night of one case's fresh history judged against the nights before it, at
+    the floors the gate takes for the case (gate.toml's, else the defaults): what the gate
+    would have flagged."""
     flags = []
+    case_id = runs[0]["case_id"]
     for night in range(1, len(runs)):
         for metric in statistics.METRICS:
             now = runs[night][metric.name]
@@ -212,8 +215,8 @@ def _newcomer_flags(runs: Sequence[dict[str, Any]], settings: statistics.GateSet
             within = statistics.within_run_spread(
                 [r.get("round_examples_per_sec") or [] for r in runs[:night]]) \
                 if metric == statistics.THROUGHPUT else 0.0
-            verdict = statistics.judge(metric, now, past, settings,
-                                       settings.default_floor(metric), within)
+            floor = floors.floor(case_id, settings.default_floor(metric), metric.floors)
+            verdict = statistics.judge(metric, now, past, settings, floor, within)
             if verdict.status == statistics.FLAGGED:
                 flags.append(f"night {night + 1}: {metric.label} {verdict.change:+.1%}")
     return flags
@@ -228,6 +231,9 @@ def newcomers(args: argparse.Namespace) -> int:
 
     rows = list(_rows(args.files))
     settings = statistics.GateSettings()
+    floors = rules.load(args.baselines)
+    print(f"floors: {args.baselines / rules.FILE_NAME} (throughput and scaling efficiency "
+          f"{dict(floors.floors) or 'defaults'}; {dict(floors.other_floors) or 'defaults'})")
     for group in sorted({f"{r['machine_key']} ({r['neighbour']})" for r in rows}):
         mine = [r for r in rows if f"{r['machine_key']} ({r['neighbour']})" == group]
         sessions = sorted({r["session"] for r in mine}, key=lambda s: min(
@@ -244,7 +250,7 @@ def newcomers(args: argparse.Namespace) -> int:
                 if len(runs) < len(window):
                     continue
                 sequences += 1
-                flags = _newcomer_flags(runs, settings)
+                flags = _newcomer_flags(runs, settings, floors)
                 if flags:
                     failed += 1
                     said.append(f"  {case}: {'; '.join(flags)}")
@@ -254,6 +260,61 @@ def newcomers(args: argparse.Namespace) -> int:
                   f"of {args.nights} sessions x cases) flagged unchanged code; 95% interval "
                   f"[{low:.1%}, {high:.1%}]")
             print("\n".join(said))
+    return 0
+
+
+def needed_floors(runs: Sequence[dict[str, Any]], settings: statistics.GateSettings,
+                  ks: Sequence[int]) -> dict[str, list[float]]:
+    """Per figure, for every night of one case judged against each window of k sessions before
+    it (k in `ks`, at least the gate's `settle`), by the gate's own rule with no floor: the
+    least floor that would have kept the night from being flagged (0 where nothing flags)."""
+    found: dict[str, list[float]] = {m.name: [] for m in statistics.METRICS}
+    for k in ks:
+        for night in range(k, len(runs)):
+            window = runs[night - k:night]
+            for metric in statistics.METRICS:
+                now = runs[night][metric.name]
+                past = [r[metric.name] for r in window if r[metric.name] is not None]
+                if now is None or len(past) < settings.settle:
+                    continue
+                within = statistics.within_run_spread(
+                    [r.get("round_examples_per_sec") or [] for r in window]) \
+                    if metric == statistics.THROUGHPUT else 0.0
+                verdict = statistics.judge(metric, now, past, settings, 0.0, within)
+                flagged = verdict.status == statistics.FLAGGED and verdict.change is not None
+                found[metric.name].append(abs(verdict.change or 0.0) if flagged else 0.0)
+    return found
+
+
+def floors(args: argparse.Namespace) -> int:
+    """The least floor per figure that keeps every unchanged night of the kept sessions from
+    being flagged by the gate's rule once the history has settled, quiet and busy apart and
+    together: what the CPU floors of baselines/gate.toml rest on."""
+    rows = list(_rows(args.files))
+    settings = statistics.GateSettings()
+    ks = range(settings.settle, args.longest + 1)
+    pooled: dict[str, list[float]] = defaultdict(list)
+    print(f"nights judged against every window of {settings.settle}-{args.longest} sessions "
+          "before them, by the gate's rule with no floor: the least floor that passes them\n")
+    print("| neighbour | figure | nights judged | flagged at no floor | 99th percentile | "
+          "largest |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for group in sorted({f"{r['machine_key']} ({r['neighbour']})" for r in rows}):
+        mine = [r for r in rows if f"{r['machine_key']} ({r['neighbour']})" == group]
+        needed: dict[str, list[float]] = defaultdict(list)
+        for case in sorted({_case_key(r) for r in mine}):
+            runs = sorted((r for r in mine if _case_key(r) == case), key=lambda r: r["when"])
+            for name, values in needed_floors(runs, settings, ks).items():
+                needed[name] += values
+                pooled[name] += values
+        for name, values in needed.items():
+            if values:
+                print(f"| {group} | {name} | {len(values)} | {np.count_nonzero(values)} | "
+                      f"{np.percentile(values, 99):.1%} | {max(values):.1%} |")
+    for name, values in pooled.items():
+        if values:
+            print(f"| all | {name} | {len(values)} | {np.count_nonzero(values)} | "
+                  f"{np.percentile(values, 99):.1%} | {max(values):.1%} |")
     return 0
 
 
@@ -279,8 +340,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                    "kept sessions")
     replay.add_argument("files", nargs="+", type=Path)
     replay.add_argument("--nights", type=int, default=6)
+    replay.add_argument("--baselines", type=Path, default=ROOT / "baselines",
+                        help="the folder whose gate.toml sets the floors (the shipped one)")
+    least = commands.add_parser("floors", help="the least floor per figure that passes every "
+                                               "unchanged night once the history has settled")
+    least.add_argument("files", nargs="+", type=Path)
+    least.add_argument("--longest", type=int, default=12,
+                       help="the longest history window judged against (sessions)")
     args = parser.parse_args(argv)
-    return {"run": run, "report": report, "newcomers": newcomers}[args.command](args)
+    return {"run": run, "report": report, "newcomers": newcomers, "floors": floors}[
+        args.command](args)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -63,6 +64,29 @@ class Pairs:
     def __len__(self) -> int:
         return len(self.log_ratios)
 
+Spread = TypeVar("Spread", float, np.ndarray)  # one session's, or one a session
+
+
+def _variance(duet_sd_used: Spread, within_sd: Spread, duets: int, mean_inverse_size: float
+              ) -> Spread:
+    """Var(mu): the duets' offsets (at least the floor) and the pairs' own noise, over D duets."""
+    return (duet_sd_used ** 2 + HL_VARIANCE * within_sd ** 2 * mean_inverse_size) / duets
+
+
+def _effective_df(duet_sd: Spread, duet_sd_used: Spread, within_sd: Spread, duets: int,
+                  mean_inverse_size: float, df: Spread | int) -> np.ndarray:
+    """Degrees of freedom of Var(mu)'s estimate. Where the duets' offsets are estimated above
+    the floor, Var(mu) is the duets' centres' own spread over D, exactly: D - 1 of them. Where
+    the floor holds, its part is fixed and only the pairs' noise is estimated
+    (Welch-Satterthwaite, from `df`)."""
+    within = HL_VARIANCE * np.asarray(within_sd) ** 2 * mean_inverse_size / duets
+    whole = _variance(np.asarray(duet_sd_used), np.asarray(within_sd), duets, mean_inverse_size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = np.where(within > 0, whole ** 2 / (within ** 2 / np.asarray(df)), np.inf)
+    estimated = (np.asarray(duet_sd) > np.asarray(duet_sd_used) - 1e-15) & (duets > 1)
+    found: np.ndarray = np.where(estimated, float(duets - 1), pooled)
+    return found
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -80,9 +104,9 @@ class Fit:
     def variance(self, duets: int | None = None, mean_inverse_size: float | None = None
                  ) -> float:
         """Var(mu) with this fit's spreads, for its own duets or for another design."""
-        d = self.duets if duets is None else duets
-        inverse = self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size
-        return (self.duet_sd_used ** 2 + HL_VARIANCE * self.within_sd ** 2 * inverse) / d
+        return _variance(self.duet_sd_used, self.within_sd,
+                         self.duets if duets is None else duets,
+                         self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size)
 
     @property
     def se(self) -> float:
@@ -94,10 +118,8 @@ class Fit:
         above the floor, Var(mu) is the duets' centres' own spread over D, exactly: D - 1 of
         them. Where the floor holds, its part is fixed and only the pairs' noise is estimated
         (Welch-Satterthwaite, from `df`)."""
-        if self.duet_sd > self.duet_sd_used - 1e-15 and self.duets > 1:
-            return float(self.duets - 1)
-        within = HL_VARIANCE * self.within_sd ** 2 * self.mean_inverse_size / self.duets
-        return self.variance() ** 2 / (within ** 2 / self.df) if within > 0 else math.inf
+        return float(_effective_df(self.duet_sd, self.duet_sd_used, self.within_sd, self.duets,
+                                   self.mean_inverse_size, self.df))
 
     def shares(self) -> dict[str, float]:
         """Of Var(mu): the pairs' own noise, the duets' offsets."""
@@ -125,20 +147,14 @@ class Fits:
     def variance(self, duets: int | None = None, mean_inverse_size: float | None = None
                  ) -> np.ndarray:
         """Var(mu) of each session, as Fit.variance."""
-        d = self.duets if duets is None else duets
-        inverse = self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size
-        found: np.ndarray = (self.duet_sd_used ** 2
-                             + HL_VARIANCE * self.within_sd ** 2 * inverse) / d
-        return found
+        return _variance(self.duet_sd_used, self.within_sd,
+                         self.duets if duets is None else duets,
+                         self.mean_inverse_size if mean_inverse_size is None else mean_inverse_size)
 
     def effective_df(self) -> np.ndarray:
         """Fit.effective_df of each session."""
-        within = HL_VARIANCE * self.within_sd ** 2 * self.mean_inverse_size / self.duets
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pooled = np.where(within > 0, self.variance() ** 2 / (within ** 2 / self.df), np.inf)
-        estimated = (self.duet_sd > self.duet_sd_used - 1e-15) & (self.duets > 1)
-        found: np.ndarray = np.where(estimated, float(self.duets - 1), pooled)
-        return found
+        return _effective_df(self.duet_sd, self.duet_sd_used, self.within_sd, self.duets,
+                             self.mean_inverse_size, self.df)
 
     def one(self, session: int) -> Fit:
         def at(values: np.ndarray | None) -> float | None:

@@ -26,12 +26,11 @@ from tfperf.storage.results_store import ResultsStore
 
 # The generated change multiplies the work by six (base 4 blocks, 20 added: B/A about 0.2), far
 # beyond a floor of 40%. Beside the other self-tests' workers a step's pairs spread 18-30% and
-# its duets 0-18% (measured in the whole run), so a look's interval on four duets is wide: at
+# its duets 0-18% (measured in the whole run), so a look's interval on few duets is wide: at
 # 16 pairs a 3x slowdown read [0.19, 0.90] and [0.07, 1.64] with looks up to 64 (1/16 of the
-# step's alpha at the first), and every step ran to 32 pairs, about 55 s each. Looks at 16 and
-# 32 only give the first a quarter of it: six times the work decides there, and an unchanged
-# step decides at 32 ([0.78, 1.26] was read there), or stays undecided and the search asks the
-# other half (the test accepts both, as the search is specified).
+# step's alpha at the first). Looks at 16 and 32 only give the first a quarter of it: six times
+# the work decides there. (An unchanged step decides at 32 at best, [0.78, 1.26] was read
+# there, or stays undecided: the history below takes none.)
 # Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets' (issue 53),
 # and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
 ADDED = 20
@@ -50,10 +49,13 @@ def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.Compl
 
 @pytest.fixture
 def history(tmp_path: Path) -> tuple[Path, list[str]]:
-    """A project, and a repository of 8 commits of a stack of 4 blocks (milliseconds a step):
-    5 adds 20 (six times the work), 3 does not import."""
+    """A project, and a repository of 5 commits of a stack of 4 blocks (milliseconds a step):
+    1 adds 20 (six times the work), 2 does not import. The search tries 2 first (the middle),
+    skips it and tries 1: every step it takes is a slowdown, decided at its first look. Where
+    the good end moves on `same` (an A/A step, the costliest a bisection takes): the searches
+    of test_bisect_search.py; a real A/A's `same`: test_ab.py."""
     project = bisect_repo.make_project(tmp_path / "project")
-    shas = bisect_repo.make_repository(tmp_path / "repo", History(8, {5: ADDED}, frozenset({3}),
+    shas = bisect_repo.make_repository(tmp_path / "repo", History(5, {1: ADDED}, frozenset({2}),
                                                                   base_blocks=4))
     return project, shas
 
@@ -62,34 +64,29 @@ def history(tmp_path: Path) -> tuple[Path, list[str]]:
 def test_a_bisection_over_commits_names_the_one_that_added_work(
         history: tuple[Path, list[str]]) -> None:
     project, shas = history
-    done = _bisect(project, "commits", "../repo", "HEAD~7..HEAD", *QUICK, "--", *RUN)
+    done = _bisect(project, "commits", "../repo", "HEAD~4..HEAD", *QUICK, "--", *RUN)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert f"culprit: {shas[5][:12]} add {ADDED} blocks (Bisect Fixture <fixture@example.invalid>" \
+    assert f"culprit: {shas[1][:12]} add {ADDED} blocks (Bisect Fixture <fixture@example.invalid>" \
         in out, out
-    assert f"last good: {shas[4][:12]} tidy the stack (4)" in out
-    assert f"skipped {shas[3][:10]}: ERROR: " in out and "cannot be imported" in out
+    assert f"last good: {shas[0][:12]} tidy the stack (0)" in out
+    assert f"skipped {shas[2][:10]}: ERROR: " in out and "cannot be imported" in out
     (folder,) = (project / ".perf-results" / "reports" / "bisect").iterdir()
     doc = json.loads((folder / "bisect.json").read_text())
-    assert doc["case_id"] == CASE_ID and doc["culprit"] == 5 and doc["good"] == 4
+    assert doc["case_id"] == CASE_ID and doc["culprit"] == 1 and doc["good"] == 0
     steps = [(s["candidate"], s["against"], s["verdict"]) for s in doc["steps"]]
-    # 4 against 0 is an A/A of unchanged work: on a busy machine it may stay undecided at 32
-    # pairs (it did once in CI at 64), and the search then asks the other half, 7 against 4, as the
-    # search is specified; never a guess.
-    assert steps in ([(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "same"), (5, 4, "slower")],
-                     [(7, 0, "slower"), (3, 0, "skipped"), (4, 0, "undecided"),
-                      (7, 4, "slower"), (5, 4, "slower")]), steps
+    assert steps == [(4, 0, "slower"), (2, 0, "skipped"), (1, 0, "slower")], steps
     confirm = doc["steps"][0]
     assert confirm["ratio"] < 0.5 and confirm["pairs"] >= 16
-    # Each verdict at its share of the 5%: 4 planned (confirmation and 3 halvings of 7).
-    assert doc["planned"] == 4 and confirm["confidence"] == pytest.approx(1 - 0.05 / 5)
+    # Each verdict at its share of the 5%: 3 planned (confirmation and 2 halvings of 4).
+    assert doc["planned"] == 3 and confirm["confidence"] == pytest.approx(1 - 0.05 / 4)
     md = (folder / "bisect.md").read_text()
     assert "| 1 (confirm) |" in md and "![B/A against the candidates](bisect.png)" in md
     assert (folder / "bisect.png").stat().st_size > 10_000
     store = ResultsStore.open(database.default_url(project / ".perf-results" / "history"))
     try:
         (kept,) = store.bisects(CASE_ID)
-        assert kept.culprit == shas[5][:10] and kept.last_good == shas[4][:10]
+        assert kept.culprit == shas[1][:10] and kept.last_good == shas[0][:10]
         assert kept.document["steps"] == doc["steps"]
         # Each step's A/B session is kept as every A/B session is.
         assert {c.document["case_id"] for c in store.ab_cases()} == {CASE_ID}
@@ -114,11 +111,11 @@ def test_ends_that_are_not_apart_stop_with_one_line(history: tuple[Path, list[st
     # The good end is not good: it has the added work that a later commit undoes (the range
     # runs backwards in speed). Ends that say `same` or stay undecided stop the same way, each
     # with its own line: test_bisect_search.py.
-    bisect_repo.commit_blocks(project.parent / "repo", 4, "undo 5")
-    done = _bisect(project, "commits", "../repo", f"{shas[5]}..HEAD", *QUICK, "--", *RUN)
+    bisect_repo.commit_blocks(project.parent / "repo", 4, "undo 1")
+    done = _bisect(project, "commits", "../repo", f"{shas[1]}..HEAD", *QUICK, "--", *RUN)
     assert done.returncode == 1, done.stdout + done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"tfperf-bisect: nothing to bisect: the good end {shas[5][:10]} is "
+    assert line.startswith(f"tfperf-bisect: nothing to bisect: the good end {shas[1][:10]} is "
                            "not good, it is slower than the bad end "), line
     (folder,) = (project / ".perf-results" / "reports" / "bisect").iterdir()
     doc = json.loads((folder / "bisect.json").read_text())
@@ -133,7 +130,7 @@ def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
     with out.open("w") as sink:
         bisect = subprocess.Popen(
             [sys.executable, "-m", "tfperf.commands.tfperf_bisect", "commits", "../repo",
-             "HEAD~7..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
+             "HEAD~4..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
             stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300

@@ -94,4 +94,4 @@ def a_a_session(tmp_path_factory: pytest.TempPathFactory) -> SessionRun:
     # first looks had 4 and every session ran to 32 pairs (32 more pairs of 1.9 s beside the
     # other self-tests, for the same 4 relays); at 32 pairs it has 16 duets.
     return SessionRun.run(folder, *CASE, *AB, "--perf-ab-floor=30", "--perf-ab-pairs=16:32",
-                          "--perf-ab-relay=2")
+                          "--perf-ab-relay=2", "--perf-ab-yardstick-every=1")

@@ -20,7 +20,7 @@ from tfperf.bisect.step_sessions import Selection, StepSessions
 CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
         "fp32 and synthetic and prep_host")
 AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=16:16",
-      "--perf-ab-duets=4")
+      "--perf-ab-duets=4", "--perf-ab-yardstick-every=4")  # bursts: no verdict uses them
 
 
 def _case(suite: pytest.Pytester) -> dict[str, Any]:

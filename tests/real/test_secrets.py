@@ -26,7 +26,7 @@ SELECT = ("-k", "env_probe and xla_off", "--perf-only=device_kind=cpu",
 # As short as a step can be (eight pairs on two duets, no relay): its verdict does not matter
 # here, only what its session and workers saw and kept.
 RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2",
-       "--perf-ab-relay=0")
+       "--perf-ab-relay=0", "--perf-ab-yardstick-every=4")
 
 
 def _files_holding(folder: Path, text: str) -> list[str]:

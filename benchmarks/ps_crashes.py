@@ -1,0 +1,182 @@
+"""How often a parameter-server case's processes crash (issue 52 item 6): the chief died of
+SIGSEGV inside ClusterCoordinator's `copy_tensor` in one of four whole self-test runs.
+
+`run` runs the case --runs times, each a fresh `pytest perf/` process with gating off and a
+history folder of its own, and appends one line a run to a JSON-lines file: how it ended
+(passed, crash, another failure), the failure's line, the signal, and the settings. By default
+the case is the self-tests' own (tinycnn, a 2-worker ParameterServerStrategy cluster, the
+millisecond steps that crashed), run for --rounds measured rounds of --steps steps, so that each
+run reads many more remote losses (`RemoteValue.fetch`, where `copy_tensor` runs) than a
+self-test's three rounds. --label names what is measured (before or after a change); with
+--neighbours N, N processes spin on the cores the whole time (a whole self-test run keeps both
+cores of a 2-core machine busy beside the case, which is where it crashed):
+
+    python benchmarks/ps_crashes.py run --runs 40 --label before
+    python benchmarks/ps_crashes.py run --runs 40 --label before --neighbours 2
+
+`report` counts crashes per label and settings, with a 95% Clopper-Pearson interval; runs
+made at different settings are never pooled:
+
+    python benchmarks/ps_crashes.py report benchmarks/data/ps_crashes/*.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tfperf.ground.machine import detect
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "ps_crashes"
+CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
+        "--perf-only=data_format=NHWC", "--perf-only=input=synthetic",
+        "--perf-only=precision=fp32", "--perf-only=placement=default",
+        "--perf-only=workers=2", "--perf-only=strategy=parameter_server")
+# A failure's line in the terminal: "<case id>: <cause>: <message>".
+FAILURE = re.compile(r"^\S+-workers2-\S+: (\w+): (.*)$", re.MULTILINE)
+SIGNAL = re.compile(r"killed by (SIG\w+)")
+
+
+def _suite(folder: Path, workload: str) -> None:
+    """The suite (ini, conftest, perf/) and the one workload, in a folder of its own: the
+    self-tests' workloads folder also holds workloads that crash on purpose."""
+    shutil.copy(ROOT / "pytest.ini", folder / "pytest.ini")
+    shutil.copy(ROOT / "conftest.py", folder / "conftest.py")
+    shutil.copytree(ROOT / "perf", folder / "perf", ignore=shutil.ignore_patterns("__pycache__"))
+    kept = folder / "workloads"
+    kept.mkdir()
+    for helper in [*(ROOT / "workloads").glob("_*.py"), ROOT / "tests" / "workloads" / "_tiny.py"]:
+        shutil.copy(helper, kept)
+    source = ROOT / "tests" / "workloads" / f"{workload}.py"
+    shutil.copy(source if source.exists() else ROOT / "workloads" / f"{workload}.py", kept)
+
+
+def _one(number: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    history = folder / f"history{number}"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:randomly", "--perf-gate=off", f"--perf-history={history}",
+                           "--perf-tier=smoke", *CASE, f"--perf-rounds={args.rounds}",
+                           f"--perf-steps-per-round={args.steps}", "--perf-warmup-rounds=1",
+                           *args.pytest_args],
+                          cwd=folder, capture_output=True, text=True, check=False)
+    failure = FAILURE.search(done.stdout)
+    signal = SIGNAL.search(failure.group(2)) if failure else None
+    ran = re.search(r"\b1 passed\b", done.stdout.splitlines()[-1] if done.stdout else "")
+    ended = ("passed" if done.returncode == 0 and ran and not failure
+             else "crash" if failure and failure.group(1) == "crash"
+             else "failed")  # another failure, or the case did not run
+    if ended != "passed":
+        print(done.stdout[-3000:], file=sys.stderr)
+    return {"label": args.label, "run": number, "ended": ended,
+            "cause": failure.group(1) if failure else None,
+            "message": failure.group(2) if failure else None,
+            "signal": signal.group(1) if signal else None, "exit_code": done.returncode,
+            "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
+            "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
+            "pytest_args": list(args.pytest_args),
+            "commit": _commit()}
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"],
+                          capture_output=True, text=True, check=False).stdout.strip()
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def run(args: argparse.Namespace) -> int:
+    machine = detect()
+    out = args.out or DATA / f"{machine.key()}.jsonl.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="ps-crashes-"))
+    neighbours = [multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
+                  for _ in range(args.neighbours)]
+    for neighbour in neighbours:
+        neighbour.start()
+    try:
+        _suite(folder, args.workload)
+        for number in range(1, args.runs + 1):
+            row = _one(number, folder, args)
+            # gzip: appended member by member, read back whole (committed compressed).
+            with gzip.open(out, "at", encoding="utf-8") as sink:
+                sink.write(json.dumps({**row, "machine_key": machine.key()}) + "\n")
+            print(f"run {number} of {args.runs}: {row['ended']}"
+                  f"{' (' + str(row['message']) + ')' if row['message'] else ''}, "
+                  f"{row['seconds']:.0f} s -> {out}", flush=True)
+    finally:
+        for neighbour in neighbours:
+            neighbour.terminate()
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for path in args.files:
+        with gzip.open(path, "rt", encoding="utf-8") as source:
+            for line in source:
+                row = json.loads(line)
+                groups[(row["machine_key"], row["label"], row["workload"], row["rounds"],
+                        row["steps"], row.get("neighbours", 0),
+                        " ".join(row["pytest_args"]))].append(row)
+    print("machine | label | workload | rounds x steps | neighbours | args | runs | crashes | "
+          "other failures | crash rate [95% Clopper-Pearson] | median s")
+    for (key, label, workload, rounds, steps, busy, extra), rows in sorted(groups.items()):
+        crashes = sum(r["ended"] == "crash" for r in rows)
+        other = sum(r["ended"] == "failed" for r in rows)
+        low, high = stats.binomtest(crashes, len(rows)).proportion_ci(method="exact")
+        seconds = sorted(r["seconds"] for r in rows)[len(rows) // 2]
+        print(f"{key} | {label} | {workload} | {rounds} x {steps} | {busy} | {extra or '-'} | "
+              f"{len(rows)} | {crashes} | {other} | {crashes / len(rows):.1%} "
+              f"[{low:.1%}, {high:.1%}] | {seconds:.0f}")
+        for row in rows:
+            if row["ended"] != "passed":
+                print(f"    run {row['run']} ({row['commit']}): {row['cause']}: {row['message']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    measure = commands.add_parser("run", help="run the case and append how each run ended")
+    measure.add_argument("--runs", type=int, default=40)
+    measure.add_argument("--label", required=True, help="what is measured: before, after, ...")
+    measure.add_argument("--workload", default="tinycnn")
+    measure.add_argument("--rounds", type=int, default=40)
+    measure.add_argument("--steps", type=int, default=10)
+    measure.add_argument("--neighbours", type=int, default=0,
+                         help="processes that spin on the cores the whole time")
+    measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
+    measure.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    judge = commands.add_parser("report", help="crash counts per label, with intervals")
+    judge.add_argument("files", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "run" and (min(args.runs, args.rounds, args.steps) < 1
+                                  or args.neighbours < 0):
+        parser.error("--runs, --rounds and --steps are whole numbers from 1, --neighbours from 0")
+    return {"run": run, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

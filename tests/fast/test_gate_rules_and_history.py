@@ -118,6 +118,14 @@ def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
     rules = gate_rules.load(tmp_path)
     assert (rules.floor(CASE, 0.05), rules.floor(CASE, 0.1, "memory_floors"),
             rules.floor(CASE, 0.25, "compile_floors")) == (0.5, 0.2, 0.4)
+    # A growth floor may exceed 100% (a compile that doubles is +100%): +99% passes at 1.2.
+    (tmp_path / "gate.toml").write_text('[compile_floors]\n"xla_off" = 1.2\n')
+    wide = gate_rules.load(tmp_path)
+    assert wide.floor(CASE, 0.25, "compile_floors") == 1.2
+    assert statuses(run(1000, 20, compile_s=20.0, memory=1e9), wide)["compile_cpu_s"] == "ok"
+    (tmp_path / "gate.toml").write_text('[floors]\n"resnet20-" = 0.5\n[memory_floors]\n'
+                                        '"resnet20-" = 0.2\n[compile_floors]\n"xla_off" = 0.4\n')
+    rules = gate_rules.load(tmp_path)
     assert statuses(run(1000, 20, compile_s=13.0, memory=1.12e9), rules) == within
     # Confirmed by the figure alone, as peak memory is, then a regression naming it.
     concluded = case_verdict.conclude(
@@ -142,7 +150,9 @@ def test_compile_time_and_peak_memory_are_gated_against_floors_of_their_own(
      "peak_memory_bytes, compile_cpu_s"),
     ("[thresholds]\n", "unknown table 'thresholds'; valid: floors, memory_floors, "
      "compile_floors, waivers"),
-    ("[compile_floors]\nxla = 2\n", "compile_floors.xla: 2 is not a fraction between 0 and 1"),
+    ("[compile_floors]\nxla = 11\n", "compile_floors.xla: 11 is not a growth above 0 and at "
+     "most 10 (0.25 is 25% more, 1.5 is 150% more)"),
+    ("[memory_floors]\nxla = 0\n", "memory_floors.xla: 0 is not a growth above 0 and at most 10"),
     ("[floors\n", "is not readable TOML"),
 ])
 def test_a_bad_rules_file_is_one_line_naming_the_file(tmp_path: Path, text: str,

@@ -67,9 +67,18 @@ class GateRules:
         return max(found, key=lambda w: w.expires) if found else None
 
 
-def _fraction(where: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+# A growth floor (peak memory, compile time) may exceed 1: a compile that doubles is +100%. A
+# slowdown's may not: throughput cannot fall by 100%.
+GROWTH_MOST = 10.0
+
+
+def _fraction(where: str, value: Any, table: str) -> float:
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    if table == "floors" and not (number and 0 < value < 1):
         raise RulesError(f"{where}: {value!r} is not a fraction between 0 and 1 (0.05 is 5%)")
+    if not (number and 0 < value <= GROWTH_MOST):
+        raise RulesError(f"{where}: {value!r} is not a growth above 0 and at most "
+                         f"{GROWTH_MOST:g} (0.25 is 25% more, 1.5 is 150% more)")
     return float(value)
 
 
@@ -111,7 +120,7 @@ def load(baselines: Path) -> GateRules:
         floors = data.get(table, {})
         if not isinstance(floors, dict):
             raise RulesError(f"{path}: [{table}] must map case-id substrings to fractions")
-        tables[table] = {pattern: _fraction(f"{path} {table}.{pattern}", v)
+        tables[table] = {pattern: _fraction(f"{path} {table}.{pattern}", v, table)
                          for pattern, v in floors.items()}
     waivers = data.get("waivers", [])
     if not isinstance(waivers, list):

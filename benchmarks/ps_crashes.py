@@ -51,6 +51,8 @@ CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-onl
 # A failure's line in the terminal: "<case id>: <cause>: <message>".
 FAILURE = re.compile(r"^\S+-workers2-\S+: (\w+): (.*)$", re.MULTILINE)
 SIGNAL = re.compile(r"killed by (SIG\w+)")
+LOG = re.compile(r"\(log: (\S+\.log)\)")
+KEPT = ROOT / ".perf-results" / "ps-crashes"  # failed tasks' logs: generated, not committed
 
 
 def _suite(folder: Path, workload: str) -> None:
@@ -78,6 +80,8 @@ def _one(number: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
                           cwd=folder, capture_output=True, text=True, check=False)
     failure = FAILURE.search(done.stdout)
     signal = SIGNAL.search(failure.group(2)) if failure else None
+    log = LOG.search(failure.group(2)) if failure else None
+    stack = _keep(Path(log.group(1)), f"{args.label}-{number}") if log else []
     ran = re.search(r"\b1 passed\b", done.stdout.splitlines()[-1] if done.stdout else "")
     ended = ("passed" if done.returncode == 0 and ran and not failure
              else "crash" if failure and failure.group(1) == "crash"
@@ -87,11 +91,32 @@ def _one(number: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     return {"label": args.label, "run": number, "ended": ended,
             "cause": failure.group(1) if failure else None,
             "message": failure.group(2) if failure else None,
-            "signal": signal.group(1) if signal else None, "exit_code": done.returncode,
+            "signal": signal.group(1) if signal else None, "stack": stack,
+            "exit_code": done.returncode,
             "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
             "pytest_args": list(args.pytest_args),
             "commit": _commit()}
+
+
+def _keep(log: Path, name: str) -> list[str]:
+    """The failed task's log, kept in .perf-results/ps-crashes/ (the run's folder is removed),
+    and the crashing thread's stack from it, innermost frame first (faulthandler's
+    "Current thread" block): what the JSON line carries of the cause."""
+    if not log.is_file():
+        return []
+    KEPT.mkdir(parents=True, exist_ok=True)
+    shutil.copy(log, KEPT / f"{name}.log")
+    lines = log.read_text(errors="replace").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), None)
+    if start is None:
+        return []
+    frames = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  File "):
+            break
+        frames.append(line.strip())
+    return frames
 
 
 def _commit() -> str:
@@ -153,6 +178,8 @@ def report(args: argparse.Namespace) -> int:
         for row in rows:
             if row["ended"] != "passed":
                 print(f"    run {row['run']} ({row['commit']}): {row['cause']}: {row['message']}")
+                for frame in row.get("stack", [])[:args.frames]:
+                    print(f"        {frame}")
     return 0
 
 
@@ -171,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     judge = commands.add_parser("report", help="crash counts per label, with intervals")
     judge.add_argument("files", nargs="+", type=Path)
+    judge.add_argument("--frames", type=int, default=12,
+                       help="of each crash's stack, the innermost frames to print")
     args = parser.parse_args(argv)
     if args.command == "run" and (min(args.runs, args.rounds, args.steps) < 1
                                   or args.neighbours < 0):

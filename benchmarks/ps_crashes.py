@@ -69,7 +69,8 @@ def _suite(folder: Path, workload: str) -> None:
     shutil.copy(source if source.exists() else ROOT / "workloads" / f"{workload}.py", kept)
 
 
-def _one(number: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
+         ) -> dict[str, Any]:
     history = folder / f"history{number}"
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
@@ -96,7 +97,7 @@ def _one(number: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
             "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
             "pytest_args": list(args.pytest_args),
-            "commit": _commit()}
+            "commit": commit}
 
 
 def _keep(log: Path, name: str) -> list[str]:
@@ -135,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{machine.key()}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="ps-crashes-"))
+    commit = _commit()
     neighbours = [multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
                   for _ in range(args.neighbours)]
     for neighbour in neighbours:
@@ -142,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _suite(folder, args.workload)
         for number in range(1, args.runs + 1):
-            row = _one(number, folder, args)
+            row = _one(number, folder, args, commit)
             # gzip: appended member by member, read back whole (committed compressed).
             with gzip.open(out, "at", encoding="utf-8") as sink:
                 sink.write(json.dumps({**row, "machine_key": machine.key()}) + "\n")

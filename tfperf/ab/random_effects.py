@@ -64,6 +64,7 @@ class Pairs:
     def __len__(self) -> int:
         return len(self.log_ratios)
 
+
 Spread = TypeVar("Spread", float, np.ndarray)  # one session's, or one a session
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -213,3 +214,22 @@ def test_jit_cannot_spread_a_step_over_devices() -> None:
     case = matrix.Case("deepconn", "cpu", 2, "jit", "NHWC", "towers_split", "single", "fp32")
     reason = matrix.invalid_reason(case, info("deepconn", formats=("NHWC",), towers=True))
     assert reason == "towers_split spreads the step over devices; jit compiles it for one"
+
+
+def test_generating_is_the_whole_product_judged_one_combination_at_a_time() -> None:
+    """generate leaves values out before the product (tiers, layouts, precisions, preprocessing
+    a workload lacks): the cases and their order are those of judging every combination."""
+    workloads = {"a": info("a", formats=("NHWC",), preprocessing=False),
+                 "c": replace(info("c"), precisions=("fp32", "mixed_fp16"), tier=Tier.NIGHTLY)}
+    for only in ({}, {"workload": ["c", "a"], "xla": ["auto", "off"], "precision": ["fp32"]}):
+        product = itertools.product(*[[v for v in a.values if v in only.get(a.name, a.values)]
+                                      for a in matrix.AXES])
+        valid = [matrix.Case(w, k, int(n), x, f, p, s, r, i, e, int(workers))
+                 for k, n, workers, x, f, p, s, r, i, e in product
+                 for w in only.get("workload", sorted(workloads))]
+        valid = [c for c in valid if matrix.invalid_reason(c, workloads[c.workload]) is None]
+        for tier in Tier:
+            judged = sorted((c for c in valid if c.tier(workloads) <= tier),
+                            key=lambda c: only.get("workload", sorted(workloads)).index(
+                                c.workload))  # stable: the product's order within a workload
+            assert list(matrix.generate(workloads, tier, only)) == judged, (tier, only)

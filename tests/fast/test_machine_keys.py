@@ -20,6 +20,7 @@ from tfperf.storage.baselines import BaselineEntries
 from tfperf.storage.errors import StorageError
 from tfperf.storage.results_store import ResultsStore, SessionRow
 from tfperf.storage.stored_runs import Keeper, StoredRuns
+from tfperf.storage.timestamps import utc
 
 # /proc/cpuinfo flags (abridged) of the hosts this project has run on, and of others.
 AVX2_EPYC = {"sse4_2", "avx", "fma", "avx2", "sha_ni", "vaes"}
@@ -89,7 +90,7 @@ def test_an_old_key_mapped_to_this_level_serves_its_entry_and_stored_runs(tmp_pa
     _entry(baselines, OLD_KEY, [r.to_json() for r in old_runs])
     store = ResultsStore.open(database.default_url(tmp_path / "history"))
     try:
-        row = SessionRow("s9", "measured", "smoke", OLD_KEY, "", "2026-11-09")
+        row = SessionRow("s9", "measured", "smoke", OLD_KEY, "", utc("2026-11-09"))
         Keeper(store, row).runs([gate_runs.run(610.0, 9)])
         new_key = machine_keys.with_level(OLD_KEY, "avx2")
         tonight = gate_runs.run(605.0, 20, hard={**gate_runs.HARD, "cpu_isa": "avx2"},

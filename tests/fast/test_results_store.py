@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from tests.helpers import gate_runs
+from tests.helpers import gate_runs, old_times
 from tests.helpers.postgres_server import _free_port
-from tfperf.storage import database, tables
+from tfperf.storage import database, pruning, tables
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import ResultsStore, SessionRow
+from tfperf.storage.timestamps import utc
 
 
 def test_bad_or_unreachable_stores_are_refused_in_one_line(tmp_path: Path) -> None:
@@ -40,11 +42,12 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
     database.migrate(engine, to="0003")
     document = {**gate_runs.run(900.0, 5).to_json(), "reason": "ok: throughput -1.0% (...)",
                 "compile_cpu_s": 1.25, "figures": {"mfu": 0.31}}
-    old_runs = sa.Table("runs", sa.MetaData(), autoload_with=engine)
+    old_sessions, old_runs = (sa.Table(name, sa.MetaData(), autoload_with=engine)
+                              for name in ("sessions", "runs"))
     with engine.begin() as connection:
-        connection.execute(tables.sessions.insert().values(
-            id="s5", kind="measured", tier="smoke", machine_key="k", commit="", started="t",
-            source="session"))
+        connection.execute(old_sessions.insert().values(
+            id="s5", kind="measured", tier="smoke", machine_key="k", commit="",
+            started=document["when"], source="session"))
         connection.execute(old_runs.insert().values(
             session_id="s5", case_id=gate_runs.CASE, machine_key="k", when=document["when"],
             tensorflow="2.21.0", git_hash="", examples_per_sec=900.0, verdict="ok",
@@ -53,7 +56,7 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
     store = ResultsStore.open(url)
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0004"
+            assert database.current(connection) == database.head() == "0005"
             (row,) = connection.execute(sa.select(
                 tables.runs.c.reason, tables.runs.c.compile_cpu_s, tables.runs.c.mfu,
                 tables.runs.c.peak_memory_bytes, tables.runs.c.scaling_efficiency)).all()
@@ -66,7 +69,7 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
 def test_a_run_added_now_has_its_reason_and_figures_as_columns(tmp_path: Path) -> None:
     store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     try:
-        row = SessionRow("s6", "measured", "smoke", "k", "", "2026-11-06")
+        row = SessionRow("s6", "measured", "smoke", "k", "", utc("2026-11-06"))
         document = {**gate_runs.run(900.0, 6).to_json(), "reason": "ok: throughput +0.1% (...)",
                     "figures": {"mfu": 0.42, "figures_flagged": "yardstick disturbed"}}
         assert store.add_runs(row, [document]) == 1
@@ -77,3 +80,42 @@ def test_a_run_added_now_has_its_reason_and_figures_as_columns(tmp_path: Path) -
         assert tuple(kept) == ("ok: throughput +0.1% (...)", "yardstick disturbed", 0.42, 2.0, 1e8)
     finally:
         store.close()
+
+
+def test_a_store_at_0003_keeps_every_row_and_its_times_become_instants(tmp_path: Path) -> None:
+    """Issue 54: times kept as text in every zone and shape an ISO 8601 writer uses are brought
+    to timestamps on open, each the same instant, compared by the database. (PostgreSQL:
+    tests/real/test_results_store.py.)"""
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    old_times.fill_at_0003(url)
+    store = ResultsStore.open(url)
+    try:
+        assert store.counts() == {"sessions": 5, "runs": 5, "failures": 5, "ab_cases": 5,
+                                  "bisects": 5}
+        old_times.check_instants(store.engine)
+        # What the store gives back is aware and in UTC, and the documents are as kept.
+        assert all(f.when.tzinfo is datetime.UTC for f in store.failures())
+        assert {r["when"] for r in store.runs()} == set(old_times.TIMES)
+        # Pruning asks the database which rows are older: 01:00+02:00 on the 10th is the 9th.
+        chosen = pruning.plan(store.engine, "2026-01-10", keep_runs=1)
+        assert chosen.sessions == ["s0", "s1", "s2"] and len(chosen.runs) == 3
+    finally:
+        store.close()
+
+
+def test_a_time_that_is_not_one_stops_the_migration_and_leaves_the_store_as_it_was(
+        tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    old_times.fill_at_0003(url, {**old_times.TIMES, "t": old_times.TIMES["2026-01-10"]})
+    with pytest.raises(StoreUnavailable) as raised:
+        ResultsStore.open(url)
+    assert str(raised.value) == ("results store: sessions row 's5' has time 't', not an ISO 8601 "
+                                 "time; nothing was changed")
+    engine = database.connect(url)
+    try:
+        with engine.connect() as connection:
+            assert database.current(connection) == "0003"
+            assert connection.execute(sa.text("SELECT started FROM sessions WHERE id = 's0'")
+                                      ).scalar() == "2026-01-10T01:00:00+02:00"
+    finally:
+        engine.dispose()

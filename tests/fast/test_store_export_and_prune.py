@@ -17,6 +17,7 @@ from tfperf.commands import tfperf_store
 from tfperf.storage import exports, pruning, tables
 from tfperf.storage.errors import StorageError
 from tfperf.storage.results_store import BisectRow, ResultsStore
+from tfperf.storage.timestamps import utc
 
 SHAPE = store_history.Shape(days=12, cases=4, runners=2, ab_sessions=2, slow_case=1,
                             failed_case=2)
@@ -30,7 +31,7 @@ def _store(path: Path) -> ResultsStore:
 def filled(tmp_path: Path) -> ResultsStore:
     store = _store(tmp_path / "filled.sqlite3")
     store_history.generate(store, SHAPE)
-    store.add_bisect(BisectRow("bisect-1", "2025-12-01T00:00:00+00:00", "k", "case", "commits",
+    store.add_bisect(BisectRow("bisect-1", utc("2025-12-01T00:00:00+00:00"), "k", "case", "commits",
                                "found", "abc", "def", {"steps": [{"verdict": "slower"}]}))
     return store
 
@@ -110,7 +111,7 @@ def test_pruning_keeps_the_gate_s_history_and_open_findings_and_deletes_the_rest
             {"session_id": sid, "case_id": "x", "when": "2026-01-02T00:00:00+00:00",
              "verdict": "slower", "ratio": 0.9, "low": 0.8, "high": 0.95, "pairs": 16,
              "document": {}} for sid in ("bisect-1-step01", "ab-old")])
-    store.add_bisect(BisectRow("bisect-1", "2026-01-02T01:00:00+00:00", "k", "x", "commits",
+    store.add_bisect(BisectRow("bisect-1", utc("2026-01-02T01:00:00+00:00"), "k", "x", "commits",
                                "found", "abc", "def", {}))
     before = store.counts()
     url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
@@ -129,7 +130,7 @@ def test_pruning_keeps_the_gate_s_history_and_open_findings_and_deletes_the_rest
     # x's regressions since its last ok stay, whatever --keep-runs; y and z keep their newest
     # run (the gate's history); z's crash is newer than its newest run and stays; the crashes
     # of x and y were resolved by later runs, and go with the sessions left empty.
-    assert [(c, w[:10], v) for c, w, v in runs] == [
+    assert [(c, w.date().isoformat(), v) for c, w, v in runs] == [
         ("x", "2026-01-03", "regression"), ("x", "2026-01-04", "regression"),
         ("x", "2026-01-05", "regression"), ("x", "2026-01-20", "regression"),
         ("y", "2026-01-20", "ok"), ("z", "2026-01-01", "ok")]

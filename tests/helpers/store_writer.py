@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from tfperf.storage import database, tables
 from tfperf.storage.results_store import FailureRow, ResultsStore, SessionRow
+from tfperf.storage.timestamps import utc
 
 
 def run_document(session: str, case: int) -> dict[str, object]:
@@ -27,7 +28,7 @@ def run_document(session: str, case: int) -> dict[str, object]:
 
 def main() -> None:
     url, session, cases = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    row = SessionRow(session, "measured", "smoke", "machine", "abc", "2026-11-25T00:00:00")
+    row = SessionRow(session, "measured", "smoke", "machine", "abc", utc("2026-11-25T00:00:00"))
     documents = [run_document(session, case) for case in range(cases)]
     if "--no-upgrade" in sys.argv:
         _as_an_older_tfperf(url, row, documents)
@@ -48,7 +49,7 @@ def main() -> None:
     # As a session does: each case written as it ends, every earlier one again with it.
     for end in range(1, cases + 1):
         store.add_runs(row, documents[:end])
-    store.add_failures(row, [FailureRow("case-failed", "2026-11-25T00:01:00", "crash",
+    store.add_failures(row, [FailureRow("case-failed", utc("2026-11-25T00:01:00"), "crash",
                                         "measuring", "worker killed by SIGSEGV", "w.log", "")])
     store.add_runs(row, documents)  # once more: nothing is added twice
     store.close()
@@ -62,7 +63,9 @@ def _as_an_older_tfperf(url: str, row: SessionRow, documents: list[dict[str, obj
     old = sa.MetaData()
     old.reflect(engine, only=["sessions", "runs", "failures"])
     with engine.begin() as connection:
-        connection.execute(old.tables["sessions"].insert().values(**vars(row)))
+        # An older tfperf kept its times as text: ISO 8601, as its files hold them.
+        connection.execute(old.tables["sessions"].insert().values(
+            **{**vars(row), "started": row.started.isoformat()}))
         connection.execute(old.tables["runs"].insert(), [
             {"session_id": row.id, "case_id": d["case_id"], "machine_key": row.machine_key,
              "when": d["when"], "tensorflow": "2.21.0", "git_hash": "v2.21.0",
@@ -70,8 +73,9 @@ def _as_an_older_tfperf(url: str, row: SessionRow, documents: list[dict[str, obj
             for d in documents])
         connection.execute(old.tables["failures"].insert().values(
             session_id=row.id, machine_key=row.machine_key,
-            **vars(FailureRow("case-failed", "2026-11-25T00:01:00", "crash", "measuring",
-                              "worker killed by SIGSEGV", "w.log", ""))))
+            **{**vars(FailureRow("case-failed", utc("2026-11-25T00:01:00"), "crash", "measuring",
+                                 "worker killed by SIGSEGV", "w.log", "")),
+               "when": "2026-11-25T00:01:00"}))
     engine.dispose()
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from tests.helpers import gate_runs, store_history
+from tests.helpers import gate_runs, old_times, store_history
 from tests.helpers.postgres_server import Server, _free_port
 from tfperf.gate import case_verdict
 from tfperf.gate.case_verdict import Sources
@@ -27,6 +27,7 @@ from tfperf.storage.fingerprint import Fingerprint
 from tfperf.storage.results_store import ResultsStore, SessionRow
 from tfperf.storage.session_files import History, Run
 from tfperf.storage.stored_runs import StoredRuns
+from tfperf.storage.timestamps import utc
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "Linux-py3.11-tf2.21.0-Test_CPU-2cpu"
@@ -95,7 +96,7 @@ def test_a_store_at_a_newer_schema_is_refused_and_left_untouched(store_url: str)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(StoreUnavailable, match=r"is at schema revision 9999, newer than this "
-                                               r"tfperf's 0004: upgrade tfperf"):
+                                               r"tfperf's 0005: upgrade tfperf"):
         ResultsStore.open(store_url)
     with engine.connect() as connection:
         assert database.current(connection) == "9999"
@@ -112,7 +113,7 @@ def test_a_store_of_an_older_schema_is_migrated_forward_keeping_every_row(store_
     store = ResultsStore.open(store_url)  # brought to the newest schema here
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0004"
+            assert database.current(connection) == database.head() == "0005"
             indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}
         assert "runs_by_case_and_machine" in indexes and "runs_by_case" not in indexes
         assert store.counts() == {"sessions": 1, "runs": 4, "failures": 1, "ab_cases": 0,
@@ -143,7 +144,7 @@ def test_a_session_whose_store_cannot_be_used_stops_before_any_case(
     refused = pytester.runpytest_subprocess(*select, f"--perf-store={newer}")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["ERROR: results store sqlite:///* is at schema revision f00d, "
-                                  "newer than this tfperf's 0004: upgrade tfperf to use it"])
+                                  "newer than this tfperf's 0005: upgrade tfperf to use it"])
     for result in (unreachable, refused):
         assert "passed" not in result.stdout.str() and not list(
             (pytester.path / ".perf-results").rglob("tinycnn-*.log"))  # no worker started
@@ -316,9 +317,29 @@ def test_an_export_loads_into_postgresql_and_the_store_goes_on_from_there(
         for table in exports.TABLES:
             name = f"{table.name}.jsonl"
             assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
-        session = SessionRow("after-load", "measured", "nightly", "k", "", "2026-02-01")
+        session = SessionRow("after-load", "measured", "nightly", "k", "", utc("2026-02-01"))
         document = {**gate_runs.run(900.0, 5).to_json(), "case_id": "after-load-case"}
         assert target.add_runs(session, [document]) == 1
     finally:
         target.close()
         source.close()
+
+
+def test_a_postgresql_store_at_0003_keeps_every_row_and_its_times_become_instants(
+        postgres: Server) -> None:
+    """Issue 54, as tests/fast/test_results_store.py on SQLite: the columns become TIMESTAMP
+    WITH TIME ZONE, each row's text the same instant, compared by the server."""
+    url = postgres.new_database(f"store_{uuid.uuid4().hex[:12]}")
+    old_times.fill_at_0003(url)
+    store = ResultsStore.open(url)
+    try:
+        assert store.counts() == {"sessions": 5, "runs": 5, "failures": 5, "ab_cases": 5,
+                                  "bisects": 5}
+        with store.engine.connect() as connection:
+            types = {c["name"]: c["type"] for c in sa.inspect(connection).get_columns("runs")}
+            indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}
+        assert isinstance(types["when"], sa.DateTime) and types["when"].timezone
+        assert {"runs_by_case_and_machine", "runs_by_machine"} <= indexes
+        old_times.check_instants(store.engine)
+    finally:
+        store.close()

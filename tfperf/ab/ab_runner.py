@@ -29,7 +29,7 @@ from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
-from tfperf.storage import formats, stored_runs
+from tfperf.storage import formats, stored_runs, timestamps
 from tfperf.storage.files import write_growing
 from tfperf.storage.results_store import ResultsStore
 from tfperf.storage.stored_runs import Keeper
@@ -257,7 +257,8 @@ class ABRunner:
         data = self.data()
         write_growing(self.path, data)
         if self.keeper is not None:
-            self.keeper.ab_cases([session_report.stored_row(case, self.settings, data["when"])
+            self.keeper.ab_cases([session_report.stored_row(case, self.settings,
+                                                            timestamps.utc(data["when"]))
                                   for case in data["cases"] if case["wall_s"] is not None
                                   or case["failure"] is not None])
             self.keeper.failures([stored_runs.failure_row(r.case.id, r.failure)

@@ -5,6 +5,7 @@ per side in pytest-benchmark's format (`pytest-benchmark compare A.json B.json`)
 
 from __future__ import annotations
 
+import datetime
 import os
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,7 @@ def outcome(case: dict[str, Any], settings: ABSettings) -> str:
     return verdict.status if verdict else "no pairs"
 
 
-def stored_row(case: dict[str, Any], settings: ABSettings, when: str) -> ABCaseRow:
+def stored_row(case: dict[str, Any], settings: ABSettings, when: datetime.datetime) -> ABCaseRow:
     """The case as the results store indexes it: its outcome and final interval."""
     verdict = final(case, settings)
     return ABCaseRow(case["case_id"], when, outcome(case, settings),

@@ -5,6 +5,7 @@ so importing twice adds nothing."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 from tfperf.ab import session_file, session_report
 from tfperf.ground.failures import CaseFailure, cause_of
-from tfperf.storage import formats, schemas, session_files, stored_runs, tables
+from tfperf.storage import formats, schemas, session_files, stored_runs, tables, timestamps
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore, SessionKind, SessionRow
@@ -28,8 +29,11 @@ class Kept:
     @property
     def session(self) -> SessionRow:
         kind: SessionKind = "ab" if self.data["format"] == formats.AB_FORMAT else "measured"
-        started = min((r["when"] for r in self.data.get("runs", [])),
-                      default=str(self.data.get("when", "")))
+        # Its first run's time (compared as times, whatever their offsets), or the file's own;
+        # a file that names none (a measured session with no run) is dated when it was written.
+        times = [r["when"] for r in self.data.get("runs", [])] or [self.data.get("when")]
+        started = min((timestamps.utc(t) for t in times if t), default=None) or \
+            datetime.datetime.fromtimestamp(self.path.stat().st_mtime, datetime.UTC)
         return SessionRow(str(self.data["session"]), kind, str(self.data["tier"]),
                           str(self.data["machine_key"]), str(self.data.get("commit", "")),
                           started, str(self.path))
@@ -67,7 +71,12 @@ def read(paths: Iterable[Path]) -> Found:
         else:
             found.other.append(path)
             continue
-        found.kept.append(Kept(path, data))
+        kept = Kept(path, data)
+        try:
+            kept.session  # noqa: B018 (its times are read here, before anything is written)
+        except ValueError as error:
+            raise StorageError(f"{path}: a time in it is not an ISO 8601 time: {error}") from None
+        found.kept.append(kept)
     return found
 
 

@@ -35,7 +35,7 @@ from tfperf.commands import arguments
 from tfperf.ground import project
 from tfperf.options import declared
 from tfperf.options.ab_settings import ABSettings
-from tfperf.storage import database
+from tfperf.storage import database, timestamps
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import BisectRow, ResultsStore
 
@@ -261,7 +261,7 @@ def _keep(doc: dict[str, Any], store_url: str | None, history: Path) -> str:
         culprit, good = doc["culprit"], doc["good"]
         labels = [str(c["label"]) for c in doc["candidates"]]
         store.add_bisect(BisectRow(
-            str(doc["id"]), str(doc["when"]), str(doc["machine_key"]), str(doc["case_id"]),
+            str(doc["id"]), timestamps.utc(str(doc["when"])), str(doc["machine_key"]), str(doc["case_id"]),
             "commits" if doc["kind"] == "commits" else "tensorflow", str(doc["outcome"]),
             labels[culprit] if isinstance(culprit, int) else None,
             labels[good] if doc["outcome"] == search.FOUND and isinstance(good, int) else None,

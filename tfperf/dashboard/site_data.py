@@ -74,12 +74,6 @@ class SiteData:
         return max(times, default=None)
 
 
-def moment(when: str) -> datetime.datetime:
-    """A stored ISO time, in UTC (times kept without a zone were UTC)."""
-    parsed = datetime.datetime.fromisoformat(when)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
-
-
 def read(store: ResultsStore) -> SiteData:
     data = SiteData()
     runs, failures, ab, sessions = tables.runs, tables.failures, tables.ab_cases, tables.sessions
@@ -91,7 +85,7 @@ def read(store: ResultsStore) -> SiteData:
                 runs.c.peak_memory_bytes, runs.c.compile_cpu_s, runs.c.mfu,
         ).order_by(runs.c.when, runs.c.id)):
             data.runs[row.case_id].append(Point(
-                moment(row.when), row.machine_key, row.examples_per_sec, row.tensorflow,
+                row.when, row.machine_key, row.examples_per_sec, row.tensorflow,
                 row.git_hash, row.verdict, row.session_id, row.reason, row.flagged,
                 row.scaling_efficiency, row.peak_memory_bytes, row.compile_cpu_s, row.mfu))
         for failed in connection.execute(sa.select(
@@ -99,14 +93,14 @@ def read(store: ResultsStore) -> SiteData:
                 failures.c.phase, failures.c.message, failures.c.log_path,
         ).order_by(failures.c.when, failures.c.id)):
             data.failures[failed.case_id].append(Failure(
-                moment(failed.when), failed.machine_key, failed.cause, failed.phase,
+                failed.when, failed.machine_key, failed.cause, failed.phase,
                 failed.message, failed.log_path))
         for compared in connection.execute(sa.select(
                 ab.c.session_id, ab.c.case_id, ab.c.when, ab.c.verdict, ab.c.ratio, ab.c.low,
                 ab.c.high, ab.c.pairs, sessions.c.machine_key,
         ).join(sessions, sessions.c.id == ab.c.session_id).order_by(ab.c.when, ab.c.id)):
             data.ab[compared.session_id].append(ABCase(
-                compared.session_id, compared.case_id, moment(compared.when), compared.verdict,
+                compared.session_id, compared.case_id, compared.when, compared.verdict,
                 compared.ratio, compared.low, compared.high, compared.pairs,
                 compared.machine_key))
     return data

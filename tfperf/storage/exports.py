@@ -10,6 +10,7 @@ tfperf does not depend on; pandas and DuckDB read both formats.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -32,9 +33,11 @@ def _is_json(column: sa.Column[Any]) -> bool:
 
 
 def _rows(connection: sa.Connection, table: sa.Table) -> Iterator[dict[str, Any]]:
+    """The table's rows, each time as ISO 8601 text with its zone (+00:00), as loading reads it."""
     query = sa.select(table).order_by(*table.primary_key.columns)
     for row in connection.execution_options(stream_results=True).execute(query):
-        yield dict(row._mapping)
+        yield {name: value.isoformat() if isinstance(value, datetime.datetime) else value
+               for name, value in row._mapping.items()}
 
 
 def _jsonl(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

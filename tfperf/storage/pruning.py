@@ -13,12 +13,13 @@ empty. The baselines are files of their own (baselines/), which pruning never to
 
 from __future__ import annotations
 
+import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from tfperf.storage import tables
+from tfperf.storage import tables, timestamps
 
 REGRESSION = "regression"
 
@@ -36,26 +37,27 @@ class Plan:
                 "ab_cases": len(self.ab_cases), "sessions": len(self.sessions)}
 
 
-Newest = dict[tuple[str, str], str]  # (case, machine key) -> its newest run's time
+Newest = dict[tuple[str, str], datetime.datetime]  # (case, machine key) -> its newest run's time
+Run = tuple[datetime.datetime, int, str, str, bool]  # when, id, verdict, session, before the date
 
 
-def _old_runs(connection: sa.Connection, before: str, keep_runs: int
+def _old_runs(connection: sa.Connection, before: datetime.datetime, keep_runs: int
               ) -> tuple[list[int], Newest, set[str]]:
     """The runs that may go, each (case, machine)'s newest run's time, and the sessions of the
-    runs that stay."""
+    runs that stay. Whether a row is before the date, the database says (times since 0005)."""
     r = tables.runs.c
-    groups: dict[tuple[str, ...], list[tuple[str, int, str, str]]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[Run]] = defaultdict(list)
     newest: Newest = {}
-    for id_, session, case, key, tf, git, when, verdict in connection.execute(sa.select(
+    for id_, session, case, key, tf, git, when, verdict, old in connection.execute(sa.select(
             r.id, r.session_id, r.case_id, r.machine_key, r.tensorflow, r.git_hash, r.when,
-            r.verdict)):
-        groups[case, key, tf, git].append((when, id_, verdict, session))
+            r.verdict, (r.when < before).label("old"))):
+        groups[case, key, tf, git].append((when, id_, verdict, session, bool(old)))
         newest[case, key] = max(newest.get((case, key), when), when)
     kept: set[int] = set()
     for runs in groups.values():
         runs.sort()
         kept.update(run[1] for run in runs[-keep_runs:])
-    by_case: dict[tuple[str, str], list[tuple[str, int, str, str]]] = defaultdict(list)
+    by_case: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for (case, key, _, _), runs in groups.items():
         by_case[case, key].extend(runs)
     for runs in by_case.values():
@@ -65,8 +67,8 @@ def _old_runs(connection: sa.Connection, before: str, keep_runs: int
     gone: list[int] = []
     left: set[str] = set()
     for runs in groups.values():
-        for when, id_, _, session in runs:
-            if when < before and id_ not in kept:
+        for _, id_, _, session, old in runs:
+            if old and id_ not in kept:
                 gone.append(id_)
             else:
                 left.add(session)
@@ -74,29 +76,33 @@ def _old_runs(connection: sa.Connection, before: str, keep_runs: int
 
 
 def plan(engine: sa.Engine, before: str, keep_runs: int) -> Plan:
-    """What pruning everything before `before` would delete; nothing is deleted."""
+    """What pruning everything before `before` (an ISO date or time; without a zone, UTC) would
+    delete; nothing is deleted."""
+    moment = timestamps.utc(before)
     with engine.connect() as connection:
-        runs, newest, left = _old_runs(connection, before, keep_runs)
+        runs, newest, left = _old_runs(connection, moment, keep_runs)
         f = tables.failures.c
         failures = []
-        for id_, session, case, key, when in connection.execute(
-                sa.select(f.id, f.session_id, f.case_id, f.machine_key, f.when)):
+        for id_, session, case, key, when, old in connection.execute(sa.select(
+                f.id, f.session_id, f.case_id, f.machine_key, f.when, (f.when < moment))):
             # Resolved (its case ran since) and old: it goes; else an open finding stays.
-            if when < before and when <= newest.get((case, key), ""):
+            ran_since = (case, key) in newest and when <= newest[case, key]
+            if old and ran_since:
                 failures.append(id_)
             else:
                 left.add(session)
         bisects = list(connection.execute(sa.select(tables.bisects.c.id)).scalars())
         a = tables.ab_cases.c
         ab_cases = []
-        for id_, session, when in connection.execute(sa.select(a.id, a.session_id, a.when)):
-            if when < before and not any(session.startswith(f"{b}-") for b in bisects):
+        for id_, session, old in connection.execute(sa.select(a.id, a.session_id,
+                                                              a.when < moment)):
+            if old and not any(session.startswith(f"{b}-") for b in bisects):
                 ab_cases.append(id_)
             else:
                 left.add(session)
         s = tables.sessions.c
-        sessions = [id_ for id_, started in connection.execute(sa.select(s.id, s.started))
-                    if started < before and id_ not in left]
+        sessions = [id_ for id_ in connection.execute(sa.select(s.id).where(
+            s.started < moment)).scalars() if id_ not in left]
     return Plan(before, runs, failures, ab_cases, sorted(sessions))
 
 

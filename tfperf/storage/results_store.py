@@ -7,13 +7,14 @@ then the import of its file) is kept once.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from tfperf.storage import database, tables
+from tfperf.storage import database, tables, timestamps
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.session_files import number
 
@@ -27,14 +28,14 @@ class SessionRow:
     tier: str
     machine_key: str
     commit: str
-    started: str
+    started: datetime.datetime  # timestamps.utc(an ISO time)
     source: str = "session"  # or the path of the file it was imported from
 
 
 @dataclass(frozen=True)
 class FailureRow:
     case_id: str
-    when: str
+    when: datetime.datetime
     cause: str
     phase: str
     message: str
@@ -45,7 +46,7 @@ class FailureRow:
 @dataclass(frozen=True)
 class ABCaseRow:
     case_id: str
-    when: str
+    when: datetime.datetime
     verdict: str
     ratio: float | None
     low: float | None
@@ -57,7 +58,7 @@ class ABCaseRow:
 @dataclass(frozen=True)
 class BisectRow:
     id: str
-    when: str
+    when: datetime.datetime
     machine_key: str
     case_id: str
     kind: Literal["tensorflow", "commits"]
@@ -201,7 +202,7 @@ def _case_ids(connection: sa.Connection, table: sa.Table, session_id: str) -> se
 def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]:
     hard = document.get("fingerprint", {}).get("hard", {})
     return {"session_id": session.id, "case_id": document["case_id"],
-            "machine_key": session.machine_key, "when": document["when"],
+            "machine_key": session.machine_key, "when": timestamps.utc(document["when"]),
             "tensorflow": str(hard.get("tensorflow") or ""),
             "git_hash": str(hard.get("tensorflow_git") or ""),
             "examples_per_sec": float(document["examples_per_sec"]),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure
-from tfperf.storage import machine_keys, session_files
+from tfperf.storage import machine_keys, session_files, timestamps
 from tfperf.storage.results_store import (
     ABCaseRow,
     FailureRow,
@@ -52,7 +52,7 @@ class StoredRuns:
 
 
 def session_row(session: str, kind: SessionKind, tier: str, machine_key: str) -> SessionRow:
-    return SessionRow(session, kind, tier, machine_key, session_files.commit(), session_files.now())
+    return SessionRow(session, kind, tier, machine_key, session_files.commit(), timestamps.now())
 
 
 def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
@@ -73,7 +73,7 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
 
 
 def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:
-    return FailureRow(case_id, session_files.now(), failure.cause, failure.phase, failure.message,
+    return FailureRow(case_id, timestamps.now(), failure.cause, failure.phase, failure.message,
                       failure.log_path, failure.log_tail[-LOG_TAIL_CHARS:])
 
 
@@ -83,7 +83,7 @@ def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str
     if failure is not None:
         return failure_row(case_id, failure)
     lines = [line for line in report_text.splitlines() if line.strip()]
-    return FailureRow(case_id, session_files.now(), "error", "", lines[-1] if lines else "failed", "",
+    return FailureRow(case_id, timestamps.now(), "error", "", lines[-1] if lines else "failed", "",
                       "\n".join(lines[-40:])[-LOG_TAIL_CHARS:])
 
 

@@ -1,13 +1,15 @@
 """The store's tables, as SQLAlchemy Core describes them: the schema the newest migration
 (migrations/versions/) leaves. Each row keeps the whole document it came from (`document`, JSON)
 beside the columns a query filters or sorts by, so nothing a session wrote is lost to the
-choice of columns."""
+choice of columns. Times are instants (timestamps.py, since 0005), compared by the database."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import sqlalchemy as sa
+
+from tfperf.storage.timestamps import UtcDateTime
 
 metadata = sa.MetaData()
 
@@ -27,7 +29,7 @@ sessions = sa.Table(
     sa.Column("tier", sa.String(16), nullable=False),
     sa.Column("machine_key", sa.String(200), nullable=False),
     sa.Column("commit", sa.String(60), nullable=False),
-    sa.Column("started", sa.String(40), nullable=False),
+    sa.Column("started", UtcDateTime, nullable=False),
     sa.Column("source", sa.Text, nullable=False),  # "session" or the imported file's path
 )
 
@@ -35,7 +37,7 @@ sessions = sa.Table(
 runs = sa.Table(
     "runs", metadata, *_row_of_a_session(),
     sa.Column("machine_key", sa.String(200), nullable=False),
-    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("when", UtcDateTime, nullable=False),
     sa.Column("tensorflow", sa.String(80), nullable=False),
     sa.Column("git_hash", sa.String(80), nullable=False),
     sa.Column("examples_per_sec", sa.Float, nullable=False),
@@ -57,7 +59,7 @@ runs = sa.Table(
 failures = sa.Table(
     "failures", metadata, *_row_of_a_session(),
     sa.Column("machine_key", sa.String(200), nullable=False),
-    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("when", UtcDateTime, nullable=False),
     sa.Column("cause", sa.String(40), nullable=False),
     sa.Column("phase", sa.String(80), nullable=False),
     sa.Column("message", sa.Text, nullable=False),
@@ -70,7 +72,7 @@ failures = sa.Table(
 # An A/B session's case: its verdict and interval, and the whole case with its pairs.
 ab_cases = sa.Table(
     "ab_cases", metadata, *_row_of_a_session(),
-    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("when", UtcDateTime, nullable=False),
     sa.Column("verdict", sa.String(40), nullable=False),
     sa.Column("ratio", sa.Float),
     sa.Column("low", sa.Float),
@@ -85,7 +87,7 @@ ab_cases = sa.Table(
 bisects = sa.Table(
     "bisects", metadata,
     sa.Column("id", sa.String(120), primary_key=True),
-    sa.Column("when", sa.String(40), nullable=False),
+    sa.Column("when", UtcDateTime, nullable=False),
     sa.Column("machine_key", sa.String(200), nullable=False),
     sa.Column("case_id", sa.String(400), nullable=False),
     sa.Column("kind", sa.String(16), nullable=False),  # "tensorflow" or "commits"

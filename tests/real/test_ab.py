@@ -91,8 +91,12 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     # at 8:96 the first look (8 pairs, 4 duets) never decided, and the second, with a
     # fortieth of the alpha, once left it at [0.29, 0.81] beside a busy neighbour and ran to
     # 32 pairs (102 s); at 16:32 the look at 16 has a quarter of it.
+    # Turns of 0.25 s, not AB's 0.5: a pair's noise rises, far from what the verdict needs
+    # here (its interval on 8 duets lies below 0.8 by a margin of a third in log scale), and
+    # the session's 16 pairs take half the time.
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
-                             "--perf-ab-pairs=16:32", "--perf-inject-slowdown=0.8@tinycnn")
+                             "--perf-ab-pairs=16:32", "--perf-ab-turn=0.25",
+                             "--perf-inject-slowdown=0.8@tinycnn")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*slower: side B is slower than side A: B/A 0.*",
                                  f"{CASE_ID}  * slower * [0-9]*"])

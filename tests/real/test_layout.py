@@ -61,14 +61,25 @@ def test_the_layers_hold_and_an_import_back_up_breaks_them(tmp_path: Path) -> No
 
 
 
+@pytest.fixture(scope="module")
+def front_page_collections() -> dict[str, dict[str, object]]:
+    """Every front page selection collected, all in one fresh process (tests/helpers/
+    collect_many.py): each selection's exit code and output, by its arguments."""
+    selections = front_page_selections()
+    done = subprocess.run([sys.executable, "-m", "tests.helpers.collect_many",
+                           json.dumps(selections)], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, check=True)
+    return {" ".join(run["args"]): run for run in json.loads(done.stdout)}
+
+
 @pytest.mark.parametrize("args", front_page_selections(), ids=" ".join)
-def test_every_front_page_selection_selects_cases(args: list[str]) -> None:
-    listing = [flag for flag in ("--collect-only", "-q") if flag not in args]
-    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", *args, *listing], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    collected = re.search(r"(\d+)(?:/\d+)? tests? collected", done.stdout)
-    assert collected and int(collected.group(1)) > 0, done.stdout
+def test_every_front_page_selection_selects_cases(
+        args: list[str], front_page_collections: dict[str, dict[str, object]]) -> None:
+    done = front_page_collections[" ".join(args)]
+    out = str(done["out"])
+    assert done["code"] == 0, out
+    collected = re.search(r"(\d+)(?:/\d+)? tests? collected", out)
+    assert collected and int(collected.group(1)) > 0, out
 
 
 def _project(path: Path) -> Path:

@@ -28,13 +28,14 @@ from tfperf.storage.results_store import ResultsStore
 # beyond a floor of 40%. Beside the other self-tests' workers a step's pairs spread 18-30% and
 # its duets 0-18% (measured in the whole run), so a look's interval on few duets is wide: at
 # 16 pairs a 3x slowdown read [0.19, 0.90] and [0.07, 1.64] with looks up to 64 (1/16 of the
-# step's alpha at the first). Looks at 16 and 32 only give the first a quarter of it: six times
-# the work decides there. (An unchanged step decides at 32 at best, [0.78, 1.26] was read
-# there, or stays undecided: the history below takes none.)
+# step's alpha at the first). One look, at 16 pairs, has all of it: six times the work decides
+# there. (Looks at 16 and 32 gave the first a quarter: a step of the reversed range below ran
+# to 32 pairs in one whole run of four, 83 s against 41-44 s. An unchanged step decides at 32
+# at best, [0.78, 1.26] was read there, or stays undecided: the history below takes none.)
 # Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets' (issue 53),
 # and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
 ADDED = 20
-QUICK = ("--floor", "40", "--pairs", "16:32", "--confirm-pairs", "16")
+QUICK = ("--floor", "40", "--pairs", "16:16", "--confirm-pairs", "16")
 # A yardstick burst at each duet's first pair only (its four pairs are under a second): the
 # bursts are a third of a pair at 0.15 s turns, and a step's verdict does not use them.
 RUN = (*SELECT, "--perf-ab-turn=0.15", "--perf-warmup-rounds=2", "--perf-ab-duets=2",

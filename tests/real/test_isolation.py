@@ -4,6 +4,7 @@ behind. A session killed with SIGKILL keeps every case that finished."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import signal
@@ -15,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import in_process
 from tests.helpers.suites import MakeSuite, worker_processes
+from tfperf.commands import tfperf_store
+from tfperf.dashboard import site, site_data
+from tfperf.dashboard.html_text import slug
 from tfperf.storage import database, session_files
 from tfperf.storage.results_store import ResultsStore
 
@@ -26,7 +31,8 @@ ONE_DEVICE_CONFIG = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1"
 
 @pytest.mark.long
 def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
-        make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     # Where the runner makes each worker's scratch folder: all gone afterwards, even those of
     # the workers it killed.
     scratch = tmp_path / "tmp"
@@ -71,11 +77,41 @@ def test_faults_fail_their_case_with_the_cause_and_the_session_goes_on(
         assert len(store.runs()) == 1
     finally:
         store.close()
-    assert {name: f.cause for name, f in stored.items()} == {
-        "flat_loss": "loss_not_falling", "exhausts_memory": "out_of_memory", "hangs": "timeout",
-        "nan_loss": "non_finite_loss", "raises": "error", "segfault": "crash"}
+    assert {name: f.cause for name, f in stored.items()} == CAUSES
     assert stored["segfault"].phase == "building" and "in build_model" in stored[
         "segfault"].log_tail and stored["segfault"].log_path.endswith(".log")
+    _every_failure_reaches_a_store_built_from_the_kept_file(suite.path, tmp_path, capsys)
+
+
+CAUSES = {"flat_loss": "loss_not_falling", "exhausts_memory": "out_of_memory",
+          "hangs": "timeout", "nan_loss": "non_finite_loss", "raises": "error", "segfault": "crash"}
+
+
+def _every_failure_reaches_a_store_built_from_the_kept_file(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 54: a nightly without PostgreSQL keeps the session files (perf-history) and
+    builds its dashboard from a store it imports them into: the file holds every failure, with
+    its log's last lines, and the dashboard shows each on its case's page."""
+    (kept,) = (project / ".perf-results" / "history" / "results").glob("*.json")
+    failures = json.loads(kept.read_text())["failures"]
+    assert {f["case_id"].split("-")[0]: f["cause"] for f in failures} == CAUSES
+    url = f"sqlite:///{tmp_path / 'imported' / 'store.sqlite3'}"
+    (tmp_path / "imported").mkdir()
+    done = in_process.run(tfperf_store.main, "--store", url, "import", str(kept), capsys=capsys)
+    assert done.code == 0, done.out + done.err
+    store = ResultsStore.open(url)
+    try:
+        assert {f.case_id.split("-")[0]: f.cause for f in store.failures()} == CAUSES
+        assert len(store.runs()) == 1
+        site.build(site_data.read(store), tmp_path / "site", workers=1)
+    finally:
+        store.close()
+    for failure in failures:
+        page = (tmp_path / "site" / "cases" / f"{slug(failure['case_id'])}.html").read_text()
+        assert f"<td class=\"bad\">{failure['cause']}</td>" in page, failure["case_id"]
+        assert not failure["log_tail"] or html.escape(failure["log_tail"]) in page
+    segfault = next(f for f in failures if f["case_id"].startswith("segfault-"))
+    assert "Fatal Python error: Segmentation fault" in segfault["log_tail"]
 
 
 def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:

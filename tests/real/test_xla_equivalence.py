@@ -12,6 +12,8 @@ import pytest
 from tests.helpers.suites import TEST_WORKLOADS, MakeSuite, worker_processes
 from tfperf.equivalence.arms import ArmWorkers
 from tfperf.numerics.compare import ArmSpec
+from tfperf.storage import database
+from tfperf.storage.results_store import ResultsStore
 
 PROPERTY = "perf/test_xla_equivalence.py"
 
@@ -82,6 +84,17 @@ def test_an_arm_where_xla_did_not_run_fails(make_suite: MakeSuite) -> None:
     result = suite.runpytest(PROPERTY, f"--perf-xla-example={example(xla='off')}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*XLA did not run in the xla_off arm*"])
+    # Kept as every failed case is (issue 54): in the session's file, and in its store.
+    (kept,) = (suite.path / ".perf-results" / "history" / "results").glob("*.json")
+    (failure,) = json.loads(kept.read_text())["failures"]
+    assert failure["case_id"].startswith("test_xla_training_matches_non_xla"), failure
+    assert failure["cause"] == "error" and "EquivalenceFailure: XLA (off) and non-XLA training " \
+        "differ" in failure["message"] and "XLA did not run" in failure["log_tail"], failure
+    store = ResultsStore.open(database.default_url(suite.path / ".perf-results" / "history"))
+    try:
+        assert [f.case_id for f in store.failures()] == [failure["case_id"]]
+    finally:
+        store.close()
 
 
 def test_bad_fault_name_is_one_line_listing_the_valid_ones(make_suite: MakeSuite) -> None:

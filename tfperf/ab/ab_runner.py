@@ -23,7 +23,7 @@ from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
-from tfperf.ground.failures import CaseFailure
+from tfperf.ground.failures import CaseFailure, in_one_line
 from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
@@ -218,6 +218,9 @@ class ABRunner:
                                       f"the floor: {'; '.join(more)}")
             except CaseFailure as failure:
                 record.failure = failure
+                raise
+            except Exception as error:  # the harness's own: kept too, no case leaves no row
+                record.failure = CaseFailure("error", in_one_line(error))
                 raise
         finally:
             self.keep()

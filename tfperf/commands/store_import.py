@@ -72,8 +72,10 @@ def read(paths: Iterable[Path]) -> Found:
             found.other.append(path)
             continue
         kept = Kept(path, data)
-        try:
-            kept.session  # noqa: B018 (its times are read here, before anything is written)
+        try:  # its times are read here, before anything is written
+            kept.session  # noqa: B018
+            if kind == formats.SESSION_FORMAT:
+                [stored_runs.failure_of(f) for f in data.get("failures", [])]
         except ValueError as error:
             raise StorageError(f"{path}: a time in it is not an ISO 8601 time: {error}") from None
         found.kept.append(kept)
@@ -91,7 +93,8 @@ def write(store: ResultsStore, kept: Kept) -> int:
     """Add what the store lacks of one file; how many rows were added."""
     row, data = kept.session, kept.data
     if row.kind == "measured":
-        return store.add_runs(row, data["runs"])
+        return store.add_runs(row, data["runs"]) + store.add_failures(
+            row, [stored_runs.failure_of(f) for f in data.get("failures", [])])
     settings = session_report.settings_of(data)
     added = store.add_ab_cases(row, [session_report.stored_row(case, settings, row.started)
                                      for case in data["cases"]])

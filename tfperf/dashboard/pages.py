@@ -4,8 +4,6 @@ site (no CDN: it opens from a folder, an artifact, or GitHub Pages, offline or n
 from __future__ import annotations
 
 import datetime
-import html
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +14,11 @@ from bokeh.embed import components
 from bokeh.util.paths import bokehjs_path
 
 from tfperf.cases.matrix import ID_PARTS
+from tfperf.dashboard import bisect_pages
+from tfperf.dashboard.html_text import escape as _e
+from tfperf.dashboard.html_text import slug
 from tfperf.dashboard.site_data import ABCase, Failure, Point
+from tfperf.storage.results_store import BisectRow
 
 BOKEH_JS = f"bokeh-{bokeh.__version__}.min.js"
 STYLE = """
@@ -29,6 +31,7 @@ code { font-size: 12px; }
 .quiet { color: #777; }
 td.why { font-size: 12px; max-width: 60em; }
 select { margin: 0 0.8em 0.4em 0.2em; }
+pre.log { font-size: 11px; max-height: 30em; max-width: 90em; overflow: auto; background: #f6f6f6; }
 """
 # Hides the cases table's rows that a filter does not match (one select per part of the id).
 FILTER_JS = """
@@ -48,19 +51,11 @@ for (const select of document.querySelectorAll("select[data-part]")) {
 """
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text))
-
-
 def _bad(flag: bool) -> str:
     return ' class="bad"' if flag else ""
 
 
-def _page(title: str, body: str, depth: int, plots: Sequence[Any] = ()) -> str:
+def page(title: str, body: str, depth: int, plots: Sequence[Any] = ()) -> str:
     up = "../" * depth
     script, divs = components(list(plots)) if plots else ("", [])
     for i, div in enumerate(divs):
@@ -85,13 +80,22 @@ def _when(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
+def _log(failure: Failure) -> str:
+    """The log's path on its runner, and the last lines the store kept (opened on a click)."""
+    path = f"<code>{_e(failure.log_path)}</code>"
+    if not failure.log_tail:
+        return path
+    return (f"{path}<details><summary>last lines of the log</summary><pre class=\"log\">"
+            f"{_e(failure.log_tail)}</pre></details>")
+
+
 def _failure_rows(failures: Sequence[Failure], case: str | None = None) -> str:
     rows = "".join(
         f"<tr><td>{_when(f.when)}</td>" + (f"<td><a href=\"cases/{slug(case)}.html\">"
                                            f"<code>{_e(case)}</code></a></td>" if case else "")
         + f"<td>{_e(f.machine_key)}</td><td class=\"bad\">{_e(f.cause)}</td>"
-        f"<td>{_e(f.phase)}</td><td>{_e(f.message[:300])}</td><td><code>{_e(f.log_path)}"
-        f"</code></td></tr>" for f in failures)
+        f"<td>{_e(f.phase)}</td><td>{_e(f.message[:300])}</td><td>{_log(f)}</td></tr>"
+        for f in failures)
     head = "<th>case</th>" if case else ""
     return (f"<table><tr><th>when</th>{head}<th>machine</th><th>cause</th><th>phase</th>"
             f"<th>message</th><th>log</th></tr>{rows}</table>")
@@ -120,7 +124,7 @@ def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure]
             f"<th>compile s</th><th>peak MiB</th><th>scaling</th><th>MFU</th>"
             f"<th>TensorFlow</th><th>verdict</th><th>why</th></tr>{recent}</table>"
             + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else ""))
-    return _page(case_id, body, 1, [plot])
+    return page(case_id, body, 1, [plot])
 
 
 def _flagged(point: Point) -> str:
@@ -137,13 +141,13 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None) -> str:
     body = ("<!--plot0-->" if plot is not None else "") + (
         f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
         f"<th>pairs</th></tr>{rows}</table>")
-    return _page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
+    return page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 
 def front_page(cases: Sequence[str], newest: datetime.datetime | None,
                regressed: Sequence[tuple[str, Point]], failed: Sequence[tuple[str, Failure]],
                ab_sessions: Sequence[tuple[str, Sequence[ABCase]]],
-               latest: dict[str, Point]) -> str:
+               latest: dict[str, Point], bisects: Sequence[BisectRow] = ()) -> str:
     night = (f"<p class=\"quiet\">The 24 hours up to the newest result, {_when(newest)} UTC."
              "</p>" if newest else "<p>The store holds no results yet.</p>")
     regressions = "".join(
@@ -185,5 +189,6 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
             f"<h2>A/B sessions ({len(ab_sessions)})</h2>"
             f"<table><tr><th>session</th><th>when</th><th>machine</th><th>cases</th>"
             f"<th>slower</th></tr>{sessions}</table>"
+            f"<h2>Bisections ({len(bisects)})</h2>{bisect_pages.rows(bisects)}"
             f"<script src=\"static/filter.js\"></script>")
-    return _page("tfperf dashboard", body, 0)
+    return page("tfperf dashboard", body, 0)

@@ -1,6 +1,6 @@
-"""The dashboard's pages written from the store's data: the front page, a page per case and one
-per A/B session, in parallel processes (tfperf-dashboard, tfperf/commands/tfperf_dashboard.py,
-builds it)."""
+"""The dashboard's pages written from the store's data: the front page, a page per case, one
+per A/B session and one per bisection, in parallel processes (tfperf-dashboard,
+tfperf/commands/tfperf_dashboard.py, builds it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from tfperf.dashboard import pages, plots, site_data
+from tfperf.dashboard import bisect_pages, pages, plots, site_data
+from tfperf.dashboard.html_text import slug
 
 NIGHT = datetime.timedelta(hours=24)
 
@@ -31,7 +32,7 @@ def _write_page(task: tuple[str, str, bool]) -> None:
     else:
         cases = data.ab[name]
         text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None)
-    (site / kind / f"{pages.slug(name)}.html").write_text(text, encoding="utf-8")
+    (site / kind / f"{slug(name)}.html").write_text(text, encoding="utf-8")
 
 
 def build(data: site_data.SiteData, site: Path, workers: int | None = None) -> int:
@@ -60,9 +61,13 @@ def build(data: site_data.SiteData, site: Path, workers: int | None = None) -> i
     failed = [(case, f) for case, fails in data.failures.items() for f in fails
               if since and f.when > since]
     latest = {case: points[-1] for case, points in data.runs.items()}
+    (site / "bisects").mkdir(exist_ok=True)
+    for bisect in data.bisects:  # a handful, no plots: written here
+        (site / "bisects" / f"{slug(bisect.id)}.html").write_text(
+            pages.page(f"Bisection {bisect.id}", bisect_pages.body(bisect), 1), encoding="utf-8")
     (site / "index.html").write_text(
         pages.front_page(data.cases, newest, sorted(regressed, key=lambda x: x[0]),
-                         sorted(failed, key=lambda x: x[0]), sessions, latest),
+                         sorted(failed, key=lambda x: x[0]), sessions, latest, data.bisects),
         encoding="utf-8")
-    return 1 + len(data.cases) + len(sessions)
+    return 1 + len(data.cases) + len(sessions) + len(data.bisects)
 

@@ -1,5 +1,6 @@
-"""What the dashboard shows, read from the store in three queries (columns only, never the
-stored documents: a year of a fleet's nights is a few hundred thousand runs)."""
+"""What the dashboard shows, read from the store in four queries (columns only, never the
+stored documents of runs: a year of a fleet's nights is a few hundred thousand runs; a
+bisection's, which holds its steps, is read whole: there are a handful a week)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from tfperf.storage import tables
-from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.results_store import BisectRow, ResultsStore
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Failure:
     phase: str
     message: str
     log_path: str
+    log_tail: str = ""  # the last lines of the worker's log the store keeps (8,000 characters)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class SiteData:
     runs: dict[str, list[Point]] = field(default_factory=lambda: defaultdict(list))
     failures: dict[str, list[Failure]] = field(default_factory=lambda: defaultdict(list))
     ab: dict[str, list[ABCase]] = field(default_factory=lambda: defaultdict(list))
+    bisects: list[BisectRow] = field(default_factory=list)  # oldest first, with their steps
 
     @property
     def cases(self) -> list[str]:
@@ -90,11 +93,11 @@ def read(store: ResultsStore) -> SiteData:
                 row.scaling_efficiency, row.peak_memory_bytes, row.compile_cpu_s, row.mfu))
         for failed in connection.execute(sa.select(
                 failures.c.case_id, failures.c.when, failures.c.machine_key, failures.c.cause,
-                failures.c.phase, failures.c.message, failures.c.log_path,
+                failures.c.phase, failures.c.message, failures.c.log_path, failures.c.log_tail,
         ).order_by(failures.c.when, failures.c.id)):
             data.failures[failed.case_id].append(Failure(
                 failed.when, failed.machine_key, failed.cause, failed.phase,
-                failed.message, failed.log_path))
+                failed.message, failed.log_path, failed.log_tail))
         for compared in connection.execute(sa.select(
                 ab.c.session_id, ab.c.case_id, ab.c.when, ab.c.verdict, ab.c.ratio, ab.c.low,
                 ab.c.high, ab.c.pairs, sessions.c.machine_key,
@@ -103,4 +106,5 @@ def read(store: ResultsStore) -> SiteData:
                 compared.session_id, compared.case_id, compared.when, compared.verdict,
                 compared.ratio, compared.low, compared.high, compared.pairs,
                 compared.machine_key))
+    data.bisects = store.bisects()  # a handful a week: their documents hold the steps
     return data

@@ -22,7 +22,15 @@ from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
-from tfperf.measure import figures, gpu_telemetry, sanity, scaling, summary_table, training_checks
+from tfperf.measure import (
+    figures,
+    gpu_telemetry,
+    kept_run,
+    sanity,
+    scaling,
+    summary_table,
+    training_checks,
+)
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
@@ -30,7 +38,7 @@ from tfperf.options.consumers import MeasureOptions
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.storage import fingerprint, session_files, stored_runs
+from tfperf.storage import session_files, stored_runs
 from tfperf.storage.results_store import FailureRow, ResultsStore
 from tfperf.workload import WorkloadInfo
 
@@ -123,15 +131,19 @@ class CaseRunner:
 
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
         callspec = getattr(item, "callspec", None)
-        if report.when != "call" or callspec is None:
-            return
-        record = self.record_for(callspec.params.get("perf_case"))
+        case = callspec.params.get("perf_case") if callspec is not None else None
+        record = self.record_for(case) if report.when == "call" else None
+        if report.failed:  # every phase of every item: a case's setup, its call, the XLA check
+            self.failures += stored_runs.failed_case(
+                self.keeper, case.id if isinstance(case, Case) else item.name,
+                record.failure if record else None, bool(record and record.gate),
+                report.longreprtext)
         if report.passed and record is not None and record.gate is not None:
             report.user_properties.append(("tfperf_gate", record.gate.status))
-        self.history_file = self.keep_runs() or self.history_file
-        if report.failed and record is not None:
-            self.failures += stored_runs.failed_case(self.keeper, record.case.id, record.failure,
-                                                     record.gate is not None, report.longreprtext)
+        if report.when == "call" or report.failed:
+            self.history_file = self.keep_runs() or self.history_file
+        if report.when != "call" or callspec is None:
+            return
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
             # A session that measured something always leaves the JSON that
@@ -197,36 +209,22 @@ class CaseRunner:
         return record
 
     def keep_runs(self) -> Path | None:
-        """Rewrite the session's history file with every finished case (atomically)."""
+        """Rewrite the session's history file with every finished case and every failure
+        (atomically)."""
         runs = [r.run for r in self.records if r.run is not None]
-        if not runs:
+        if not runs and not self.failures:
             return None
         if self.keeper is not None:
             self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
         return session_files.History(self.options.history_dir).keep(
-            self.session, self.options.tier.label, self.machine.key(), runs)
+            self.session, self.options.tier.label, self.machine.key(), runs,
+            [stored_runs.failure_json(f) for f in self.failures])
 
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
                 scaling_efficiency: float | None) -> session_files.Run:
-        """The run as the history keeps it: its fingerprint, median and every round's rate."""
-        examples_per_round = figures.examples_per_round(spec, measured.ready)
-        rates = tuple(examples_per_round / s for s in measured.round_s)
-        measuring = {"size": spec.size, "batch_size": spec.batch_size, "steps_per_round":
-                     spec.steps_per_round, "rounds": self.options.rounds,
-                     "warmup_rounds": spec.warmup_rounds}
-        config = fingerprint.case_config(case.axis_values(), measuring,
-                                         self.workloads()[case.workload].version)
-        peak = measured.finished.get("peak_memory_bytes")
-        return session_files.Run(
-            case_id=case.id,
-            fingerprint=fingerprint.of_case(self.machine, measured.ready.get("build", {}),
-                                            case.device_kind, case.virtual, config),
-            when=session_files.now(), session=self.session,
-            examples_per_sec=examples_per_round / float(np.median(measured.round_s)),
-            round_examples_per_sec=rates, scaling_efficiency=scaling_efficiency,
-            peak_memory_bytes=float(peak) if peak else None,
-            compile_cpu_s=figures.compile_cpu_s(measured.ready, measured.finished),
-            wall_s=measured.wall_s)
+        return kept_run.of(case, spec, measured, scaling_efficiency, self.machine,
+                           self.workloads()[case.workload].version, self.options.rounds,
+                           self.session)
 
     def _rerun(self, case: Case, spec: WorkerSpec) -> tuple[session_files.Run, Path | None]:
         """A second, independent measurement of a flagged case: a fresh worker. It profiles

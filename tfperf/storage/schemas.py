@@ -43,6 +43,22 @@ RUN: dict[str, Any] = {
     },
 }
 
+# A case that failed before the gate judged it (stored_runs.failure_json), kept beside the runs
+# since issue 54: optional, so that files kept before are read as they were.
+FAILURE: dict[str, Any] = {
+    "type": "object",
+    "required": ["case_id", "when", "cause", "message"],
+    "properties": {
+        "case_id": {"type": "string", "minLength": 1},
+        "when": {"type": "string", "minLength": 1},
+        "cause": {"type": "string", "minLength": 1},
+        "phase": {"type": "string"},
+        "message": {"type": "string"},
+        "log_path": {"type": "string"},
+        "log_tail": {"type": "string"},
+    },
+}
+
 SESSION: dict[str, Any] = {
     "type": "object",
     "required": ["format", "session", "machine_key", "runs"],
@@ -53,6 +69,7 @@ SESSION: dict[str, Any] = {
         "machine_key": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]*$"},
         "tier": {"type": "string"},
         "runs": {"type": "array", "items": RUN},
+        "failures": {"type": "array", "items": FAILURE},
     },
 }
 

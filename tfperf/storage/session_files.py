@@ -12,7 +12,7 @@ import functools
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -149,13 +149,17 @@ class History:
                 runs.extend(read_session(path, data))
         return sorted(runs, key=lambda r: r.when)
 
-    def keep(self, session: str, tier: str, machine_key: str, runs: Iterable[Run]) -> Path:
-        """Write this session's file with every run so far. Called as each case ends, so a
-        session killed mid-way keeps every finished case."""
+    def keep(self, session: str, tier: str, machine_key: str, runs: Iterable[Run],
+             failures: Sequence[Mapping[str, Any]] = ()) -> Path:
+        """Write this session's file with every run and every failure so far (each failure as
+        stored_runs.failure_json gives it). Called as each case ends, so a session killed
+        mid-way keeps every finished case, and a nightly that keeps only its files (and builds
+        its dashboard by importing them) loses no failure."""
         path = self.results / f"{session}.json"
         write_growing(path, {"format": SESSION_FORMAT, "session": session, "tier": tier,
                              "machine_key": machine_key, "when": now(), "commit": _commit(),
-                             "runs": [r.to_json() for r in runs]})
+                             "runs": [r.to_json() for r in runs],
+                             **({"failures": list(failures)} if failures else {})})
         return path
 
 

@@ -72,19 +72,34 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
     return store.add_runs(row, [{**r.to_json(), "figures": kept(r.case_id)} for r in runs])
 
 
+def failure_json(row: FailureRow) -> dict[str, Any]:
+    """A failure as a session file keeps it (schemas.FAILURE): its time as ISO 8601 text."""
+    return {**vars(row), "when": row.when.isoformat()}
+
+
+def failure_of(data: Mapping[str, Any]) -> FailureRow:
+    """A kept failure (failure_json's), as the store takes it."""
+    return FailureRow(str(data["case_id"]), timestamps.utc(str(data["when"])), str(data["cause"]),
+                      str(data.get("phase", "")), str(data["message"]),
+                      str(data.get("log_path", "")), str(data.get("log_tail", "")))
+
+
 def failure_row(case_id: str, failure: CaseFailure) -> FailureRow:
     return FailureRow(case_id, timestamps.now(), failure.cause, failure.phase, failure.message,
                       failure.log_path, failure.log_tail[-LOG_TAIL_CHARS:])
 
 
 def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str) -> FailureRow:
-    """The row of a failed test: its CaseFailure's, else (an error of the harness itself) the
-    report's last line, as pytest's summary shows it."""
+    """The row of a failed test: its CaseFailure's, else (an error of the harness, a failed
+    fixture, the XLA equivalence check) the report's error: its first `E` line, as pytest
+    marks the exception (else its last line), and the report's end as the log's tail."""
     if failure is not None:
         return failure_row(case_id, failure)
     lines = [line for line in report_text.splitlines() if line.strip()]
-    return FailureRow(case_id, timestamps.now(), "error", "", lines[-1] if lines else "failed", "",
-                      "\n".join(lines[-40:])[-LOG_TAIL_CHARS:])
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    message = errors[0] if errors else lines[-1] if lines else "failed"
+    return FailureRow(case_id, timestamps.now(), "error", "", message, "",
+                      "\n".join(lines)[-LOG_TAIL_CHARS:])
 
 
 def failed_case(keeper: Keeper | None, case_id: str, failure: CaseFailure | None, gated: bool,

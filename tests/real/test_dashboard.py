@@ -17,7 +17,8 @@ import pytest
 
 from tests.helpers.store_history import Shape, case_ids, generate
 from tfperf.storage import database
-from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.results_store import BisectRow, ResultsStore
+from tfperf.storage.timestamps import utc
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Chromium as root in a sandbox-less container, and without the background connections this
@@ -58,13 +59,24 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = ResultsStore.open(url)
     try:
         generate(store, SHAPE)
+        # A bisection whose confirmation is one of the A/B sessions above (its page links it).
+        first = next(s.id for s in store.sessions() if s.kind == "ab")
+        store.add_bisect(BisectRow("bisect-1", utc("2026-11-27T03:00:00+00:00"), "k",
+                                   case_ids(SHAPE.cases)[SHAPE.slow_case], "commits", "found",
+                                   "c1", "c0", {"candidates": [{"label": "c0"}, {"label": "c1"}],
+                                                "steps": [{"role": "confirm", "candidate": 1,
+                                                           "against": 0, "verdict": "slower",
+                                                           "ratio": 0.9, "low": 0.88,
+                                                           "high": 0.92, "confidence": 0.95,
+                                                           "pairs": 16, "seconds": 30.0,
+                                                           "session": first}]}))
     finally:
         store.close()
     built = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_dashboard", "--store",
                             url, "--out", str(folder / "site")], cwd=folder,
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
-    assert re.match(r"dashboard: 12 pages in .*site \(\d+\.\d s\): open file://", built.stdout)
+    assert re.match(r"dashboard: 13 pages in .*site \(\d+\.\d s\): open file://", built.stdout)
     return folder / "site"
 
 
@@ -112,6 +124,15 @@ def test_every_page_loads_offline_with_its_plots_rendered(browser: Any, site: Pa
             page.screenshot(path=str(site / "case-screenshot.png"), full_page=True)
         page.close()
     assert (site / "case-screenshot.png").stat().st_size > 20_000
+    # A bisection's page (issue 54): its steps, each linking its A/B session's page, which opens.
+    page, said, outside = _open(browser, site / "bisects" / "bisect-1.html")
+    text = page.inner_text("body")
+    assert "found; culprit c1, last good c0" in text and "1 (confirm)\tc1\tc0\t0.900" in text
+    page.click("a[href^='../ab/']")
+    page.wait_for_load_state()
+    assert page.url.endswith(".html") and "/ab/ab-" in page.url, page.url
+    assert said == [] and outside == [], (said, outside)
+    page.close()
 
 
 def test_the_front_page_says_what_regressed_or_failed_and_filters_the_cases(
@@ -125,6 +146,10 @@ def test_the_front_page_says_what_regressed_or_failed_and_filters_the_cases(
     failed = text.split("Failed (")[1].split("Cases (")[0]
     assert failed.startswith("1)") and case_ids(SHAPE.cases)[4] in failed
     assert "out_of_memory\tmeasuring\tworker killed by SIGSEGV" in failed
+    # Its log's last lines, kept by the store, open with a click (issue 54).
+    page.click("summary")
+    assert page.inner_text("pre.log") == "Fatal Python error"
+    assert "Bisections (1)" in text
     shown = "() => [...document.querySelectorAll('tr[data-case]')]" \
             ".filter(r => r.style.display !== 'none').length"
     assert page.evaluate(shown) == SHAPE.cases

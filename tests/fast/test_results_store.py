@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import datetime
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,9 +13,10 @@ import sqlalchemy as sa
 
 from tests.helpers import gate_runs, old_times
 from tests.helpers.postgres_server import _free_port
-from tfperf.storage import database, pruning, tables
+from tfperf.commands import store_import
+from tfperf.storage import database, formats, pruning, stored_runs, tables
 from tfperf.storage.errors import StoreUnavailable
-from tfperf.storage.results_store import ResultsStore, SessionRow
+from tfperf.storage.results_store import FailureRow, ResultsStore, SessionRow
 from tfperf.storage.timestamps import utc
 
 
@@ -119,3 +122,29 @@ def test_a_time_that_is_not_one_stops_the_migration_and_leaves_the_store_as_it_w
                                       ).scalar() == "2026-01-10T01:00:00+02:00"
     finally:
         engine.dispose()
+
+
+def test_a_measured_file_s_failures_are_imported_once_each(tmp_path: Path) -> None:
+    """Issue 54: a session file keeps its failures beside its runs; importing it adds them, a
+    case that failed twice (its call, then its teardown) as one, and importing again adds
+    nothing."""
+    crash = FailureRow("c1", utc("2026-11-28T01:00:00+00:00"), "crash", "measuring",
+                       "worker killed by SIGSEGV", "c1.log", "Fatal Python error")
+    kept = tmp_path / "s8.json"  # as session_files.History.keep writes it
+    kept.write_text(json.dumps({
+        "format": formats.SESSION_FORMAT, "session": "s8", "tier": "smoke", "machine_key": "k",
+        "when": "2026-11-28T01:00:00+00:00", "commit": "", "runs": [],
+        "failures": [stored_runs.failure_json(f) for f in (
+            crash, replace(crash, cause="error", message="teardown"),
+            replace(crash, case_id="c2", cause="timeout"))]}))
+    found = store_import.read([kept])
+    store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        assert [store_import.write(store, k) for k in found.kept] == [2]
+        assert [store_import.missing(store, k) for k in found.kept] == [[]]
+        assert [store_import.write(store, k) for k in found.kept] == [0]
+        assert [(f.case_id, f.cause, f.message, f.log_tail) for f in store.failures()] == [
+            ("c1", "crash", "worker killed by SIGSEGV", "Fatal Python error"),
+            ("c2", "timeout", "worker killed by SIGSEGV", "Fatal Python error")]
+    finally:
+        store.close()

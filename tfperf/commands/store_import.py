@@ -74,8 +74,8 @@ def read(paths: Iterable[Path]) -> Found:
         kept = Kept(path, data)
         try:  # its times are read here, before anything is written
             kept.session  # noqa: B018
-            if kind == formats.SESSION_FORMAT:
-                [stored_runs.failure_of(f) for f in data.get("failures", [])]
+            for failure in data.get("failures", []) if kind == formats.SESSION_FORMAT else []:
+                stored_runs.failure_of(failure)
         except ValueError as error:
             raise StorageError(f"{path}: a time in it is not an ISO 8601 time: {error}") from None
         found.kept.append(kept)
@@ -104,10 +104,13 @@ def write(store: ResultsStore, kept: Kept) -> int:
 
 
 def missing(store: ResultsStore, kept: Kept) -> list[str]:
-    """The file's cases the store does not hold (empty once the import is done): one query of
-    the session's case ids, not of every stored run of its cases (a year's history is
-    imported a file at a time)."""
+    """The file's cases the store does not hold (empty once the import is done), its failures
+    too: one query a table of the session's case ids, not of every stored run of its cases (a
+    year's history is imported a file at a time)."""
     measured = kept.session.kind == "measured"
     stored = store.case_ids(tables.runs if measured else tables.ab_cases, kept.session.id)
+    failed = store.case_ids(tables.failures, kept.session.id)
     return [item["case_id"] for item in kept.data["runs" if measured else "cases"]
-            if item["case_id"] not in stored]
+            if item["case_id"] not in stored] + [
+        f"{item['case_id']} (failure)" for item in kept.data.get("failures", [])
+        if measured and item["case_id"] not in failed]

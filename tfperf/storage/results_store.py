@@ -105,7 +105,13 @@ class ResultsStore:
         with self.engine.begin() as connection:
             self._session(connection, session)
             have = _case_ids(connection, table, session.id)
-            new = [row for row in rows if row["case_id"] not in have]
+            new = []
+            for row in rows:
+                # A case's first row only: a case that failed in its call and then in its
+                # teardown is one failure (the table keeps one a case and session).
+                if row["case_id"] not in have:
+                    have.add(row["case_id"])
+                    new.append(row)
             if new:
                 connection.execute(table.insert(), new)
         return len(new)

@@ -6,6 +6,7 @@ so importing twice adds nothing."""
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ class Kept:
     path: Path
     data: dict[str, Any]
 
-    @property
+    @functools.cached_property  # read when checked, written, and checked again: parsed once
     def session(self) -> SessionRow:
         kind: SessionKind = "ab" if self.data["format"] == formats.AB_FORMAT else "measured"
         # Its first run's time (compared as times, whatever their offsets), or the file's own;

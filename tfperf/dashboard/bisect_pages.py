@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tfperf.dashboard.html_text import escape as _e
-from tfperf.dashboard.html_text import slug
+from tfperf.dashboard.html_text import slug, when
 from tfperf.storage.results_store import BisectRow
 
 
@@ -18,7 +18,7 @@ def rows(bisects: Sequence[BisectRow]) -> str:
         return "<p>None.</p>"
     body = "".join(
         f"<tr><td><a href=\"bisects/{slug(b.id)}.html\">{_e(b.id)}</a></td>"
-        f"<td>{b.when:%Y-%m-%d %H:%M}</td><td><a href=\"cases/{slug(b.case_id)}.html\"><code>"
+        f"<td>{when(b.when)}</td><td><a href=\"cases/{slug(b.case_id)}.html\"><code>"
         f"{_e(b.case_id)}</code></a></td><td>{_e(b.kind)}</td><td>{_e(b.outcome)}</td>"
         f"<td><code>{_e(b.culprit or '')}</code></td></tr>"
         for b in sorted(bisects, key=lambda b: b.when, reverse=True))
@@ -53,7 +53,7 @@ def body(bisect: BisectRow) -> str:
     doc = dict(bisect.document)
     said = (f"<p>{_e(bisect.kind)} bisection of <a href=\"../cases/{slug(bisect.case_id)}.html\">"
             f"<code>{_e(bisect.case_id)}</code></a> on {_e(bisect.machine_key)}, "
-            f"{bisect.when:%Y-%m-%d %H:%M} UTC: <b>{_e(bisect.outcome)}</b>"
+            f"{when(bisect.when)} UTC: <b>{_e(bisect.outcome)}</b>"
             + (f"; culprit <code>{_e(bisect.culprit)}</code>" if bisect.culprit else "")
             + (f", last good <code>{_e(bisect.last_good)}</code>" if bisect.last_good else "")
             + "</p>")

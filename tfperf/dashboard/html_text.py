@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import html
 import re
 
@@ -12,3 +13,7 @@ def slug(text: str) -> str:
 
 def escape(text: object) -> str:
     return html.escape(str(text))
+
+
+def when(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")

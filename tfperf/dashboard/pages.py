@@ -17,6 +17,7 @@ from tfperf.cases.matrix import ID_PARTS
 from tfperf.dashboard import bisect_pages
 from tfperf.dashboard.html_text import escape as _e
 from tfperf.dashboard.html_text import slug
+from tfperf.dashboard.html_text import when as _when
 from tfperf.dashboard.site_data import ABCase, Failure, Point
 from tfperf.storage.results_store import BisectRow
 
@@ -74,10 +75,6 @@ def write_static(site: Path) -> None:
     shutil.copyfile(Path(bokehjs_path()) / "js" / "bokeh.min.js", static / BOKEH_JS)
     (static / "site.css").write_text(STYLE, encoding="utf-8")
     (static / "filter.js").write_text(FILTER_JS, encoding="utf-8")
-
-
-def _when(moment: datetime.datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 def _log(failure: Failure) -> str:

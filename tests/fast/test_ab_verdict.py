@@ -66,6 +66,18 @@ def test_the_looks_are_crossed_as_alpha_is_spent(fractions: tuple[float, ...]) -
                        (2.4977, 2.4072, 2.3208, 2.2448), atol=2e-4)
 
 
+def test_a_share_on_a_half_per_cent_rounds_the_same_a_hair_either_side() -> None:
+    """A look's information share often sits on a half per cent by construction (12.5%): how
+    the floating point falls differs by CPU and array shape, and the bounds must not."""
+    last = 8.0
+    below, above = np.nextafter(1.0, 0.0), np.nextafter(1.0, 2.0)
+    rows = np.array([[below, 4.0, last], [1.0, 4.0, last], [above, 4.0, last]])
+    assert 100 * below / last < 12.5 < 100 * above / last  # the hair is there to round by
+    found = spending.fractions_of_rows(rows)
+    assert (found == found[1]).all()
+    assert spending.fractions([above, 4.0, last]) == spending.fractions([below, 4.0, last])
+
+
 def test_the_looks_double_then_grow_by_half_doublings_and_relays_are_counted() -> None:
     assert DEFAULTS.looks() == [16, 32, 64, 96, 128, 192, 256]
     assert replace(DEFAULTS, half_doubling=False).looks() == [16, 32, 64, 128, 256]

@@ -82,7 +82,11 @@ def fractions(information: list[float]) -> tuple[float, ...]:
 
 def fractions_of_rows(information: np.ndarray) -> np.ndarray:
     """fractions() of each row (a session's looks) at once."""
-    shares = np.rint(100 * information / information[:, -1:])
+    # A look's share often sits on a half per cent by construction (a look of 32 pairs on the
+    # last one's 256, with the duets' part fixed: 12.5%), and whether it then computes a hair
+    # above or below depends on how numpy's SIMD loops divide on this CPU and this array's
+    # shape: rounding to 1e-9 first makes such ties round (half to even) the same everywhere.
+    shares = np.rint(np.round(100 * information / information[:, -1:], 9))
     # Each look's step at least its share and one more than the last: steps less their look's
     # number never fall, so they are a running maximum.
     shares[:, 0] = np.maximum(shares[:, 0], 1)

@@ -59,7 +59,7 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
     store = ResultsStore.open(url)
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0005"
+            assert database.current(connection) == database.head() == "0006"
             (row,) = connection.execute(sa.select(
                 tables.runs.c.reason, tables.runs.c.compile_cpu_s, tables.runs.c.mfu,
                 tables.runs.c.peak_memory_bytes, tables.runs.c.scaling_efficiency)).all()
@@ -94,7 +94,7 @@ def test_a_store_at_0003_keeps_every_row_and_its_times_become_instants(tmp_path:
     store = ResultsStore.open(url)
     try:
         assert store.counts() == {"sessions": 5, "runs": 5, "failures": 5, "ab_cases": 5,
-                                  "bisects": 5}
+                                  "bisects": 5, "notifications": 0}
         old_times.check_instants(store.engine)
         # What the store gives back is aware and in UTC, and the documents are as kept.
         assert all(f.when.tzinfo is datetime.UTC for f in store.failures())

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from tests.helpers import in_process, store_history
 from tfperf.commands import tfperf_store
-from tfperf.storage import exports, pruning, tables
+from tfperf.storage import exports, notifications, pruning, tables
 from tfperf.storage.errors import StorageError
 from tfperf.storage.results_store import BisectRow, ResultsStore
 from tfperf.storage.timestamps import utc
@@ -33,6 +33,9 @@ def filled(tmp_path: Path) -> ResultsStore:
     store_history.generate(store, SHAPE)
     store.add_bisect(BisectRow("bisect-1", utc("2025-12-01T00:00:00+00:00"), "k", "case", "commits",
                                "found", "abc", "def", {"steps": [{"verdict": "slower"}]}))
+    notifications.remember(store.engine, [notifications.Sent(
+        "culprit:k:case:bisect-1", notifications.destination("https://hooks.example/T"),
+        "culprit", utc("2025-12-01T00:05:00+00:00"))])
     return store
 
 
@@ -49,6 +52,7 @@ def test_an_export_loads_into_an_empty_store_as_it_was(filled: ResultsStore, tmp
     assert run["scaling_efficiency"] is None and isinstance(run["document"], dict)
     assert copy.counts() == filled.counts()
     assert copy.runs() == filled.runs() and copy.bisects() == filled.bisects()
+    assert notifications.every(copy.engine) == notifications.every(filled.engine) != []
     exports.export(copy.engine, tmp_path / "two", form)
     for table in exports.TABLES:
         name = f"{table.name}.{form}"
@@ -62,6 +66,10 @@ def test_an_export_loads_into_an_empty_store_as_it_was(filled: ResultsStore, tmp
         exports.export(filled.engine, tmp_path / "one", form)
     with pytest.raises(StorageError, match="an export loads into an empty store"):
         exports.load(copy.engine, found)
+    # An export made before the notifier (0006) has no notifications: it loads without them.
+    (tmp_path / "one" / f"notifications.{form}").unlink()
+    read_form, older = exports.read(tmp_path / "one")
+    assert older["notifications"] == [] and older["runs"] == found["runs"]
 
 
 def test_a_folder_that_is_not_an_export_is_one_line(tmp_path: Path) -> None:

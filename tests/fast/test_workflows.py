@@ -104,3 +104,22 @@ def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> N
     measure = load("refresh.yml")["jobs"]["measure"]["env"]
     assert measure["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
     assert jobs["bisect"]["env"]["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
+
+
+def test_findings_reach_people_with_the_webhook_in_one_step_and_a_comment_from_base_code(
+        ) -> None:
+    """Issue 54: the webhook's URL (a secret) is in the one step that posts; the pull request's
+    comment is written by the base branch's code, for this repository's pull requests only."""
+    jobs = load("nightly.yml")["jobs"]
+    holders = [(name, step) for name, job in jobs.items() for step in job["steps"]
+               if "TFPERF_WEBHOOK_URL" in repr(step.get("env", {}))]
+    assert [name for name, _ in holders] == ["keep-history"]
+    assert not any("TFPERF_WEBHOOK_URL" in repr(job.get("env", {})) for job in jobs.values())
+    posting = holders[0][1]["run"]
+    assert "tfperf-notify" in posting and "--ledger perf-history/notified.jsonl" in posting
+    assert "keep-ledger.sh" in posting
+    comment = load("pr.yml")["jobs"]["ab-comment"]
+    assert comment["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert comment["steps"][0]["with"]["ref"] == "${{ github.base_ref }}"
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in comment["if"]
+    assert "tfperf-notify pr" in comment["steps"][-1]["run"]

@@ -6,7 +6,6 @@ test_workflows.py's rules, and the wiring below."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers import fake_gh
 from tfperf.bisect import report, search
 from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.storage import formats
-
-FAKE_GH = Path(__file__).resolve().parents[1] / "helpers" / "fake_gh.py"
 
 
 def _ab_file(path: Path, b_spec: str, b_version: str, ratios: dict[str, float]) -> Path:
@@ -97,15 +95,8 @@ def _report(path: Path, case_id: str, culprit: int | None) -> Path:
 
 def _issue(tmp_path: Path, *reports: Path, repo: str = "octo/perf"
            ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    gh = bin_dir / "gh"
-    gh.write_text(f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = 'gh'\n"
-                  f"runpy.run_path({str(FAKE_GH)!r}, run_name='__main__')\n")
-    gh.chmod(0o755)
-    state = tmp_path / "gh.json"
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "FAKE_GH_STATE": str(state)}
+    env = fake_gh.on_path(tmp_path)
+    state = Path(env["FAKE_GH_STATE"])
     done = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_bisect", "issue",
                            *map(str, reports), "--repo", repo], capture_output=True, text=True,
                           timeout=120, env=env, check=False)

@@ -68,6 +68,14 @@ def test_the_history_is_kept_and_restored_through_a_real_remote(tmp_path: Path) 
     (hosted / "tonight" / "history" / "results" / "night2.json").write_text('{"n": 2}')
     again = _script("keep-history.sh", hosted)
     assert again.returncode == 0, again.stdout + again.stderr
+    # What tfperf-notify sent, kept beside the files (a store rebuilt each night reads it).
+    nothing = _script("keep-ledger.sh", hosted)
+    assert nothing.returncode == 0 and "nothing posted yet" in nothing.stdout, nothing.stderr
+    (hosted / "perf-history" / "notified.jsonl").write_text('{"finding": "f1"}\n')
+    ledger = _script("keep-ledger.sh", hosted)
+    assert ledger.returncode == 0, ledger.stdout + ledger.stderr
+    assert _script("keep-ledger.sh", hosted).stdout.strip() == "nothing new posted"
+    assert _git("show", "perf-history:notified.jsonl", cwd=remote) == '{"finding": "f1"}\n'
     restored = _script("restore-history.sh", runner)
     assert restored.returncode == 0 and "restored 2 session files" in restored.stdout
     results = runner / ".perf-results" / "history" / "results"

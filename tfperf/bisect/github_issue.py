@@ -7,7 +7,6 @@ no culprit opens nothing: its report is in the job's summary and artifact.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -15,13 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.bisect import report
+from tfperf.ground import gh_cli
+from tfperf.ground.gh_cli import GitHubError
 
 LABEL = "perf-regression"
-GH_TIMEOUT_S = 120.0
-
-
-class GitHubError(RuntimeError):
-    """gh failed; the message is one line."""
 
 
 def title(doc: dict[str, Any]) -> str:
@@ -30,15 +26,7 @@ def title(doc: dict[str, Any]) -> str:
 
 
 def _gh(args: Sequence[str], repo: str) -> str:
-    try:
-        done = subprocess.run(["gh", *args, "--repo", repo], capture_output=True, text=True,
-                              timeout=GH_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise GitHubError("no gh on PATH (the GitHub CLI)") from None
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise GitHubError(f"gh {' '.join(args[:2])}: {said}")
-    return done.stdout
+    return gh_cli.run([*args, "--repo", repo])
 
 
 def open_or_update(doc: dict[str, Any], repo: str) -> str:

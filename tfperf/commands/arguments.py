@@ -5,6 +5,7 @@ options, so that a bad value gets the same one line wherever it is given."""
 from __future__ import annotations
 
 import argparse
+import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -62,6 +63,16 @@ def duration(option: str) -> Callable[[str], float]:
             raise ValueError(f"{option}: {text!r} is not a duration like 4h, 90m or 3600s")
         return found
     return typed(option, seconds)
+
+
+def days_ago(option: str) -> Callable[[str], str]:
+    """A number of days like 180d, as the ISO time that many days before now (UTC)."""
+    def moment(text: str) -> str:
+        if not text.endswith("d") or not text[:-1].isdigit() or int(text[:-1]) < 1:
+            raise ValueError(f"{option}: {text!r} is not a number of days like 180d")
+        now = datetime.datetime.now(datetime.UTC)
+        return (now - datetime.timedelta(days=int(text[:-1]))).isoformat()
+    return typed(option, moment)
 
 
 def add_store(parser: argparse.ArgumentParser, holds: str) -> None:

@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     when = prunes.add_mutually_exclusive_group(required=True)
     when.add_argument("--before", type=arguments.typed("--before", _date),
                       help="rows before this date (YYYY-MM-DD) may go")
-    when.add_argument("--older-than", type=arguments.typed("--older-than", _days),
+    when.add_argument("--older-than", type=arguments.days_ago("--older-than"),
                       help="rows older than this many days (e.g. 180d) may go")
     prunes.add_argument("--keep-runs", type=arguments.positive_int("--keep-runs"),
                         default=GateSettings().history_limit,
@@ -67,13 +67,6 @@ def _date(text: str) -> str:
         return datetime.date.fromisoformat(text).isoformat()
     except ValueError:
         raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)") from None
-
-
-def _days(text: str) -> str:
-    if not text.endswith("d") or not text[:-1].isdigit() or int(text[:-1]) < 1:
-        raise ValueError(f"{text!r} is not a number of days like 180d")
-    now = datetime.datetime.now(datetime.UTC)
-    return (now - datetime.timedelta(days=int(text[:-1]))).isoformat()
 
 
 def _prune(store: ResultsStore, args: argparse.Namespace) -> int:

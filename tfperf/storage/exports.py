@@ -25,7 +25,10 @@ from tfperf.storage.errors import StorageError
 Format = Literal["jsonl", "csv"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv")
 # Parents before the rows that name them (each per-case row names its session).
-TABLES = (tables.sessions, tables.runs, tables.failures, tables.ab_cases, tables.bisects)
+TABLES = (tables.sessions, tables.runs, tables.failures, tables.ab_cases, tables.bisects,
+          tables.notifications)
+# Tables an export made before them lacks: such an export loads, with none of their rows.
+NEWER = {tables.notifications.name}
 
 
 def _is_json(column: sa.Column[Any]) -> bool:
@@ -107,7 +110,7 @@ def read(folder: Path) -> tuple[Format, dict[str, list[dict[str, Any]]]]:
     line, for a folder that holds no export or a file that does not fit its table."""
     for form in FORMATS:
         paths = {table.name: folder / f"{table.name}.{form}" for table in TABLES}
-        if all(path.exists() for path in paths.values()):
+        if all(path.exists() for name, path in paths.items() if name not in NEWER):
             break
     else:
         raise StorageError(f"{folder} holds no export (valid: {', '.join(t.name for t in TABLES)}"
@@ -115,6 +118,9 @@ def read(folder: Path) -> tuple[Format, dict[str, list[dict[str, Any]]]]:
     found: dict[str, list[dict[str, Any]]] = {}
     for table in TABLES:
         path = paths[table.name]
+        if table.name in NEWER and not path.exists():
+            found[table.name] = []
+            continue
         try:
             with path.open(encoding="utf-8", newline="") as lines:
                 found[table.name] = ([json.loads(line) for line in lines if line.strip()]

@@ -197,7 +197,7 @@ class ResultsStore:
             return {table.name: int(connection.execute(
                 sa.select(sa.func.count()).select_from(table)).scalar_one())
                 for table in (tables.sessions, tables.runs, tables.failures, tables.ab_cases,
-                              tables.bisects)}
+                              tables.bisects, tables.notifications)}
 
 
 def _case_ids(connection: sa.Connection, table: sa.Table, session_id: str) -> set[str]:

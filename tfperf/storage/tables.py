@@ -97,3 +97,14 @@ bisects = sa.Table(
     sa.Column("document", sa.JSON, nullable=False),
     sa.Index("bisects_by_case", "case_id", "when"),
 )
+
+# What the notifier has sent (tfperf-notify; since 0006): a finding reaches a destination once.
+# A destination is named by a digest of its address, never the address: a webhook's URL is a
+# secret.
+notifications = sa.Table(
+    "notifications", metadata,
+    sa.Column("finding", sa.String(700), primary_key=True),
+    sa.Column("destination", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("sent", UtcDateTime, nullable=False),
+)

@@ -1,0 +1,132 @@
+"""What is worth telling people, read from the results store, each under a key that stays the
+same however often it is read: the notifier sends a key once.
+
+- A regression or a failure is a streak: the sessions in a row in which a case, on one machine,
+  regressed (the gate confirmed it) or failed the same way. It is one finding from the session
+  that began it until a session in which the case ran clean, however many nights it lasts; a
+  streak that begins again later is a new finding.
+- A slower A/B case is one finding an A/B session (each compares its own two sides). The A/B
+  steps of a bisection are not findings: their bisection's culprit is.
+- A culprit is one finding a bisection that named one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlalchemy as sa
+
+from tfperf.storage import tables
+
+Kind = Literal["regression", "failure", "ab-slower", "culprit"]
+KINDS: tuple[Kind, ...] = ("regression", "failure", "ab-slower", "culprit")
+REGRESSION = "regression"  # a run's verdict, and a failure's cause, that the gate confirmed
+SLOWER = "slower"
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str  # kind, machine, case and the session (or bisection) it began with
+    kind: Kind
+    case_id: str
+    machine_key: str
+    when: datetime.datetime  # when it began
+    summary: str  # one line
+    detail: str  # a few lines: the figures, the reason, the message
+    sessions: int = 1  # how many sessions in a row it has lasted
+
+
+@dataclass(frozen=True)
+class _Event:
+    when: datetime.datetime
+    session_id: str
+    state: str  # "ok", "regression" or a failure's cause
+    detail: str
+
+
+def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
+    """Each (case, machine)'s sessions, oldest first, with what happened to the case in each: a
+    failure row says more than its session's run row (a regression keeps both)."""
+    found: dict[tuple[str, str, str], _Event] = {}
+    r = tables.runs.c
+    for session, case, key, when, verdict, eps, reason in connection.execute(sa.select(
+            r.session_id, r.case_id, r.machine_key, r.when, r.verdict, r.examples_per_sec,
+            r.reason)):
+        state = REGRESSION if verdict == REGRESSION else "ok"
+        found[session, case, key] = _Event(when, session, state,
+                                           f"{eps:.1f} examples/s" + (f": {reason}" if reason
+                                                                      else ""))
+    f = tables.failures.c
+    for session, case, key, when, cause, phase, message in connection.execute(sa.select(
+            f.session_id, f.case_id, f.machine_key, f.when, f.cause, f.phase, f.message)):
+        ran = found.get((session, case, key))
+        if cause == REGRESSION and ran is not None:
+            continue  # the run row holds its figures and the gate's reason
+        found[session, case, key] = _Event(when, session, cause,
+                                           f"{cause} in {phase}: {message}")
+    by_case: dict[tuple[str, str], list[_Event]] = defaultdict(list)
+    for (_, case, key), event in found.items():
+        by_case[case, key].append(event)
+    for events in by_case.values():
+        events.sort(key=lambda e: (e.when, e.session_id))
+    return by_case
+
+
+def _streaks(case: str, machine: str, events: list[_Event]) -> list[Finding]:
+    """A finding for each run of sessions in a row that regressed or failed the same way."""
+    found: list[Finding] = []
+    for state, group in itertools.groupby(events, key=lambda e: e.state):
+        if state == "ok":
+            continue
+        streak = list(group)
+        first, lasted = streak[0], len(streak)
+        kind: Kind = "regression" if state == REGRESSION else "failure"
+        what = "regressed" if kind == "regression" else f"failed ({state})"
+        found.append(Finding(
+            f"{kind}:{machine}:{case}:{first.session_id}", kind, case, machine, first.when,
+            f"{case} {what} on {machine}",
+            streak[-1].detail + (f" ({lasted} sessions in a row)" if lasted > 1 else ""), lasted))
+    return found
+
+
+def _ab_slower(connection: sa.Connection, bisect_ids: set[str]) -> list[Finding]:
+    a, s = tables.ab_cases.c, tables.sessions.c
+    found = []
+    for session, case, when, ratio, low, high, pairs, machine in connection.execute(
+            sa.select(a.session_id, a.case_id, a.when, a.ratio, a.low, a.high, a.pairs,
+                      s.machine_key).join_from(tables.ab_cases, tables.sessions,
+                                               a.session_id == s.id).where(a.verdict == SLOWER)):
+        if any(session.startswith(f"{b}-") for b in bisect_ids):
+            continue  # a bisection's step
+        interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+        figure = f"B/A {ratio:.3f}{interval}" if ratio is not None else "B slower"
+        found.append(Finding(f"ab-slower:{machine}:{case}:{session}", "ab-slower", case,
+                             machine, when, f"{case}: B slower than A on {machine}",
+                             f"{figure} over {pairs} pairs (A/B session {session})"))
+    return found
+
+
+def _culprits(connection: sa.Connection) -> list[Finding]:
+    b = tables.bisects.c
+    return [Finding(f"culprit:{machine}:{case}:{id_}", "culprit", case, machine, when,
+                    f"{case} slower since {culprit} on {machine}",
+                    f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})")
+            for id_, when, machine, case, kind, outcome, culprit, last_good in connection.execute(
+                sa.select(b.id, b.when, b.machine_key, b.case_id, b.kind, b.outcome, b.culprit,
+                          b.last_good).where(b.culprit.is_not(None)))]
+
+
+def read(engine: sa.Engine, since: datetime.datetime | None = None,
+         kinds: tuple[Kind, ...] = KINDS) -> list[Finding]:
+    """The store's findings of these kinds that began at `since` or later, oldest first."""
+    with engine.connect() as connection:
+        bisect_ids = set(connection.execute(sa.select(tables.bisects.c.id)).scalars())
+        found = [finding for (case, machine), events in _events(connection).items()
+                 for finding in _streaks(case, machine, events)]
+        found += _ab_slower(connection, bisect_ids) + _culprits(connection)
+    return sorted((f for f in found if f.kind in kinds and (since is None or f.when >= since)),
+                  key=lambda f: (f.when, f.key))

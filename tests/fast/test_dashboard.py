@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from tfperf.dashboard import site, site_data
 from tfperf.dashboard.plots import _bands
 from tfperf.gate.statistics import GateSettings
-from tfperf.storage.results_store import BisectRow, FailureRow, ResultsStore, SessionRow
+from tfperf.storage.results_store import ABCaseRow, BisectRow, FailureRow, ResultsStore, SessionRow
 from tfperf.storage.timestamps import utc
 
 
@@ -58,7 +59,8 @@ def test_failures_show_their_log_tails_and_each_bisection_has_its_page_of_steps(
         pages_written = site.build(site_data.read(store), tmp_path / "site", workers=1)
     finally:
         store.close()
-    assert pages_written == 3  # the front page, the case's, the bisection's
+    # The front page, the case's, the bisection's, the findings' and the comparison's.
+    assert pages_written == 5
     case_page = (tmp_path / "site" / "cases" / f"{case}.html").read_text()
     assert "<pre class=\"log\">Fatal Python error: Segmentation fault\n  in &lt;build&gt;</pre>" \
         in case_page
@@ -70,3 +72,65 @@ def test_failures_show_their_log_tails_and_each_bisection_has_its_page_of_steps(
         "<td>[0.400, 0.600] at 98.75%</td><td>slower</td><td>16</td>" in bisection
     assert '<a href="../ab/bisect-1-step01.html">' in bisection
     assert "<td>skipped: cannot be imported</td>" in bisection
+
+
+def _measured(store: ResultsStore, session: str, day: int, rates: dict[str, tuple[float, str]]
+              ) -> None:
+    row = SessionRow(session, "measured", "nightly", "m1", "", utc(f"2026-11-{day:02d}T02:00"))
+    store.add_runs(row, [{"case_id": case, "when": row.started.isoformat(),
+                          "examples_per_sec": rate, "verdict": verdict,
+                          "reason": "throughput -13.0%" if verdict == "regression" else ""}
+                         for case, (rate, verdict) in rates.items()])
+
+
+def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_other(
+        tmp_path: Path) -> None:
+    """Issue 54: the regressions page (every finding, open ones first, with the examples/s
+    before and during), its Atom feed with absolute links under the site's address, any two
+    sessions' data for compare.html, and the links between cases, runs, A/B sessions and
+    bisections. (Rendered in Chromium: tests/real/test_dashboard.py.)"""
+    store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        _measured(store, "n1", 1, {"c": (1000.0, "pass"), "d": (1000.0, "pass")})
+        _measured(store, "n2", 2, {"c": (870.0, "regression"), "d": (1100.0, "pass")})
+        _measured(store, "n3", 3, {"c": (880.0, "regression")})
+        ab = SessionRow("ab1", "ab", "nightly", "m1", "", utc("2026-11-03T05:00"))
+        store.add_ab_cases(ab, [ABCaseRow("c", ab.started, "slower", 0.9, 0.88, 0.92, 64, {}),
+                                ABCaseRow("e", ab.started, "same", 1.0, 0.98, 1.02, 64, {})])
+        store.add_bisect(BisectRow("b1", utc("2026-11-04T02:00"), "m1", "c", "tensorflow",
+                                   "culprit", "tf==2.22.0", "tf==2.21.0", {"steps": []}))
+        site.build(site_data.read(store), tmp_path / "site", workers=1,
+                   base_url="https://octo.github.io/perf/")
+    finally:
+        store.close()
+    built = tmp_path / "site"
+    regressions = (built / "regressions.html").read_text()
+    assert "3 findings, 1 still open." in regressions
+    rows = regressions.split("<tr>")[2:]
+    assert '<a href="cases/c.html"><code>c</code></a>' in rows[0] and "open" in rows[0]
+    assert '1000.0 → 880.0 (<span class="bad">-12.0%</span>)' in rows[0]
+    assert '<a href="bisects/b1.html">' in rows[1] and '<a href="ab/ab1.html">' in rows[2]
+    feed = ET.fromstring((built / "regressions.xml").read_text())
+    atom = "{http://www.w3.org/2005/Atom}"
+    entries = feed.findall(f"{atom}entry")
+    assert [e.find(f"{atom}category").get("term") for e in entries] == [  # type: ignore[union-attr]
+        "culprit", "ab-slower", "regression"]
+    assert [e.find(f"{atom}link").get("href") for e in entries] == [  # type: ignore[union-attr]
+        "https://octo.github.io/perf/bisects/b1.html", "https://octo.github.io/perf/ab/ab1.html",
+        "https://octo.github.io/perf/cases/c.html"]
+    assert all(e.findtext(f"{atom}id", "").startswith("urn:uuid:") for e in entries)
+    assert feed.findtext(f"{atom}updated") == "2026-11-04T02:00:00Z"
+    assert (built / "sessions" / "n2.js").read_text() == \
+        'tfperfSession("n2", {"c": 870.0, "d": 1100.0});\n'
+    listed = (built / "static" / "sessions.js").read_text()
+    assert listed.index('"id": "n3"') < listed.index('"id": "n2"') < listed.index('"id": "n1"')
+    case = (built / "cases" / "c.html").read_text()
+    assert '<a href="../compare.html#a=n1&amp;b=n2">n2</a>' in case
+    assert '<a href="../compare.html#b=n1">n1</a>' in case  # the machine's first session
+    assert "<h2>Findings</h2>" in case and '<a href="../ab/ab1.html">ab1</a>' in case
+    assert '<a href="../bisects/b1.html">b1</a>' in case
+    ab_page = (built / "ab" / "ab1.html").read_text()
+    assert '<a href="../cases/c.html"><code>c</code></a>' in ab_page
+    assert "<td><code>e</code></td>" in ab_page  # no page of its own: not a link
+    front = (built / "index.html").read_text()
+    assert 'type="application/atom+xml"' in front and "1 open" in front

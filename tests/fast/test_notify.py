@@ -14,8 +14,8 @@ import pytest
 
 from tests.helpers.webhook_receiver import receiver
 from tfperf.commands import tfperf_notify
-from tfperf.notify import findings, messages
-from tfperf.storage import notifications
+from tfperf.notify import messages
+from tfperf.storage import findings, notifications
 from tfperf.storage.results_store import ABCaseRow, BisectRow, FailureRow, ResultsStore, SessionRow
 
 NIGHT = datetime.datetime(2026, 11, 1, 2, 17, tzinfo=datetime.UTC)
@@ -89,6 +89,12 @@ def test_a_streak_is_one_finding_from_the_session_that_began_it(store: ResultsSt
         ("regression", "c1", M1, "n5-r1-measured", 1),
         ("culprit", "c1", M1, "bis1", 1)]
     first = found[0]
+    day = datetime.timedelta(days=1)
+    assert (first.last, first.ended, first.before, first.factor) == (NIGHT + 3 * day,
+                                                                     NIGHT + 4 * day, 1000.0, 0.87)
+    assert found[4].ended is None and found[4].before == 1000.0  # open: nothing ran clean since
+    assert found[1].ended == NIGHT + 5 * day and found[1].factor is None
+    assert found[2].ended is None and found[5].origin == "bis1"
     assert first.summary == f"c1 regressed on {M1}"
     assert first.detail == ("870.0 examples/s: examples/s -13.0% beyond its threshold -4.1% "
                             "(p 0.001), confirmed (2 sessions in a row)")

@@ -96,7 +96,8 @@ def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> N
     keep = jobs["keep-history"]
     assert keep["needs"] == ["nightly", "candidate"]
     runs = " ".join(str(step.get("run", "")) for step in keep["steps"])
-    assert "tfperf-dashboard --out dashboard" in runs and "GITHUB_STEP_SUMMARY" in runs
+    assert "args=(--out dashboard)" in runs and 'tfperf-dashboard "${args[@]}"' in runs
+    assert "GITHUB_STEP_SUMMARY" in runs
     assert any(step.get("with", {}).get("name") == "dashboard" for step in keep["steps"])
     refresh = load("refresh.yml")["jobs"]["propose"]["env"]
     assert refresh["GH_TOKEN"] == "${{ secrets.TFPERF_PR_TOKEN || github.token }}"
@@ -123,3 +124,20 @@ def test_findings_reach_people_with_the_webhook_in_one_step_and_a_comment_from_b
     assert comment["steps"][0]["with"]["ref"] == "${{ github.base_ref }}"
     assert "github.event.pull_request.head.repo.full_name == github.repository" in comment["if"]
     assert "tfperf-notify pr" in comment["steps"][-1]["run"]
+
+
+def test_the_dashboard_goes_to_github_pages_where_the_repository_asks_for_it() -> None:
+    """Issue 54: deployable as GitHub Pages from the nightly, with the feed's links absolute
+    under the site's address; a job that publishes and runs nothing of the repository."""
+    jobs = load("nightly.yml")["jobs"]
+    keep = jobs["keep-history"]["steps"]
+    upload = next(s for s in keep if str(s.get("uses", "")).startswith(
+        "actions/upload-pages-artifact@"))
+    assert upload["if"] == "vars.TFPERF_PAGES == 'true'" and upload["with"]["path"] == "dashboard/"
+    built = next(s for s in keep if s.get("name") == "Build the dashboard")
+    assert "--url" in built["run"] and built["env"]["PAGES"] == "${{ vars.TFPERF_PAGES }}"
+    pages = jobs["pages"]
+    assert pages["needs"] == "keep-history" and "vars.TFPERF_PAGES == 'true'" in pages["if"]
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"}
+    assert pages["environment"]["name"] == "github-pages"
+    assert [str(s["uses"]).split("@")[0] for s in pages["steps"]] == ["actions/deploy-pages"]

@@ -4,11 +4,13 @@ plot renders."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,7 +78,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             url, "--out", str(folder / "site")], cwd=folder,
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
-    assert re.match(r"dashboard: 13 pages in .*site \(\d+\.\d s\): open file://", built.stdout)
+    assert re.match(r"dashboard: 15 pages in .*site \(\d+\.\d s\): open file://", built.stdout)
     return folder / "site"
 
 
@@ -164,3 +166,50 @@ def test_the_front_page_says_what_regressed_or_failed_and_filters_the_cases(
     for html_file in site.rglob("*.html"):
         assert not re.search(r"(src|href)=\"(https?:)?//", html_file.read_text()), html_file
     shutil.copy(site / "front-screenshot.png", site.parent / "front-screenshot.png")
+
+
+def _session_rates(site: Path, file: str) -> dict[str, float]:
+    said = re.fullmatch(r'tfperfSession\((".*?"), (\{.*\})\);\n',
+                        (site / "sessions" / f"{file}.js").read_text())
+    assert said is not None
+    rates: dict[str, float] = json.loads(said.group(2))
+    return rates
+
+
+def test_any_two_sessions_compare_and_the_findings_page_and_feed_open(browser: Any, site: Path
+                                                                      ) -> None:
+    """Issue 54: compare.html shows B/A per case of two sessions (by default the newest and the
+    one before it on its machine; any other chosen, the address keeping the choice), and the
+    regressions page opens and leads to its cases. Offline, with no console error."""
+    listed = json.loads((site / "static" / "sessions.js").read_text()
+                        .split(" = ", 1)[1].rstrip(";\n"))
+    newest = listed[0]
+    before = next(s for s in listed if s["machine"] == newest["machine"] and s is not newest)
+    page, said, outside = _open(browser, site / "compare.html")
+    rows = "() => [...document.querySelectorAll('tr.case')].map(r => [...r.cells].map(c => " \
+           "c.textContent))"
+    page.wait_for_function("() => document.querySelectorAll('tr.case').length > 0")
+    a, b = _session_rates(site, before["file"]), _session_rates(site, newest["file"])
+    expected = sorted(([c, f"{a[c]:.1f}", f"{b[c]:.1f}", f"{b[c] / a[c]:.3f}"]
+                       for c in b if c in a), key=lambda row: b[row[0]] / a[row[0]])
+    assert page.evaluate(rows) == expected and len(expected) == SHAPE.cases
+    other = next(s for s in listed if s["machine"] != newest["machine"])
+    page.select_option("#a", other["id"])
+    a = _session_rates(site, other["file"])
+    page.wait_for_function(f"() => document.querySelector('tr.case td:nth-child(2)')"
+                           f".textContent !== {json.dumps(expected[0][1])}")
+    assert sorted(page.evaluate(rows)) == sorted(
+        [c, f"{a[c]:.1f}", f"{b[c]:.1f}", f"{b[c] / a[c]:.3f}"] for c in b if c in a)
+    assert page.url.endswith(f"#a={other['id']}&b={newest['id']}")
+    assert page.inner_text("#summary").startswith(f"{SHAPE.cases} cases in both, B/A geometric")
+    assert said == [] and outside == [], (said, outside)
+    page.close()
+    page, said, outside = _open(browser, site / "regressions.html")
+    text = page.inner_text("body")
+    assert "still open" in text and "regression" in text and "failure" in text
+    page.click("td a[href^='cases/']")
+    page.wait_for_load_state()
+    assert "/cases/" in page.url and said == [] and outside == [], (said, outside)
+    page.close()
+    feed = ET.fromstring((site / "regressions.xml").read_text())
+    assert len(feed.findall("{http://www.w3.org/2005/Atom}entry")) >= 2

@@ -1,12 +1,15 @@
 """Build the dashboard: a static site from the results store that opens offline.
 
-    tfperf-dashboard [--store URL] [--out DIR]
+    tfperf-dashboard [--store URL] [--out DIR] [--url https://OWNER.github.io/REPO/]
 
 The front page lists what regressed or failed in the 24 hours up to the newest result, every
 case (filtered by workload or by any part of its id) and every A/B session; each case has a page
 of examples/s by date across machine keys, with TensorFlow builds marked, the band of each
 build, every verdict and every failure; each A/B session a page of its ratios and intervals
-(with a plot for the newest 30 sessions). Exit 0: built; 2: bad input or a store that cannot be used.
+(with a plot for the newest 30 sessions); each bisection a page of its steps. regressions.html
+lists every regression, failure, slower A/B case and culprit with its history, and
+regressions.xml is the same as an Atom feed; compare.html compares any two measured sessions,
+case by case. Exit 0: built; 2: bad input or a store that cannot be used.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,6 +30,14 @@ from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import ResultsStore
 
 
+def _site_url(text: str) -> str:
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("https", "http") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL like "
+                                         "https://OWNER.github.io/REPO/")
+    return text if text.endswith("/") else text + "/"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tfperf-dashboard",
                                      description=__doc__.split("\n\n")[0])
@@ -33,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path,
                         help="where the site goes (default: the project's results folder's "
                              f"dashboard/; {project.LAYOUT})")
+    parser.add_argument("--url", default="", type=_site_url,
+                        help="the site's public address (e.g. its GitHub Pages URL): the Atom "
+                             "feed's links are absolute under it (default: relative)")
     args = parser.parse_args(argv)
     layout, _ = arguments.fill_folders(args, parser)
     site = args.out or layout.results / "dashboard"
@@ -46,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = site_data.read(store)
     finally:
         store.close()
-    count = build(data, site)
+    count = build(data, site, base_url=args.url)
     print(f"dashboard: {count} pages in {site} ({time.monotonic() - started:.1f} s): open "
           f"{(site / 'index.html').resolve().as_uri()}")
     return 0

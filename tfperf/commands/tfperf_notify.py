@@ -28,8 +28,8 @@ from pathlib import Path
 from tfperf.ab import session_file
 from tfperf.commands import arguments
 from tfperf.ground.gh_cli import GitHubError
-from tfperf.notify import findings, messages, pr_comment, webhook
-from tfperf.storage import database, notifications, schemas, timestamps
+from tfperf.notify import messages, pr_comment, webhook
+from tfperf.storage import database, findings, notifications, schemas, timestamps
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.notifications import Sent

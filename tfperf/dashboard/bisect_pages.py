@@ -12,13 +12,14 @@ from tfperf.dashboard.html_text import slug, when
 from tfperf.storage.results_store import BisectRow
 
 
-def rows(bisects: Sequence[BisectRow]) -> str:
-    """The front page's table of bisections, newest first."""
+def rows(bisects: Sequence[BisectRow], up: str = "") -> str:
+    """A table of bisections, newest first: the front page's (`up` leads from a page in a
+    folder to the site's root)."""
     if not bisects:
         return "<p>None.</p>"
     body = "".join(
-        f"<tr><td><a href=\"bisects/{slug(b.id)}.html\">{_e(b.id)}</a></td>"
-        f"<td>{when(b.when)}</td><td><a href=\"cases/{slug(b.case_id)}.html\"><code>"
+        f"<tr><td><a href=\"{up}bisects/{slug(b.id)}.html\">{_e(b.id)}</a></td>"
+        f"<td>{when(b.when)}</td><td><a href=\"{up}cases/{slug(b.case_id)}.html\"><code>"
         f"{_e(b.case_id)}</code></a></td><td>{_e(b.kind)}</td><td>{_e(b.outcome)}</td>"
         f"<td><code>{_e(b.culprit or '')}</code></td></tr>"
         for b in sorted(bisects, key=lambda b: b.when, reverse=True))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime
 import shutil
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import bokeh
 from bokeh.embed import components
@@ -56,7 +57,7 @@ def _bad(flag: bool) -> str:
     return ' class="bad"' if flag else ""
 
 
-def page(title: str, body: str, depth: int, plots: Sequence[Any] = ()) -> str:
+def page(title: str, body: str, depth: int, plots: Sequence[Any] = (), head: str = "") -> str:
     up = "../" * depth
     script, divs = components(list(plots)) if plots else ("", [])
     for i, div in enumerate(divs):
@@ -65,7 +66,9 @@ def page(title: str, body: str, depth: int, plots: Sequence[Any] = ()) -> str:
             f"<title>{_e(title)}</title>"
             f"<link rel=\"stylesheet\" href=\"{up}static/site.css\">"
             + (f"<script src=\"{up}static/{BOKEH_JS}\"></script>{script}" if plots else "")
-            + f"</head><body><p><a href=\"{up}index.html\">tfperf dashboard</a></p>"
+            + f"{head}</head><body><p><a href=\"{up}index.html\">tfperf dashboard</a> · "
+            f"<a href=\"{up}regressions.html\">regressions</a> · "
+            f"<a href=\"{up}compare.html\">compare two sessions</a></p>"
             f"<h1>{_e(title)}</h1>{body}</body></html>\n")
 
 
@@ -103,9 +106,10 @@ def _number(value: float | None, form: str, scale: float = 1.0) -> str:
 
 
 def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
-              plot: Any) -> str:
+              plot: Any, previous: Mapping[str, str], more: str = "") -> str:
     """The case's figures by date (`plot`), then its latest runs, each with every gated figure,
-    its verdict and the reason for it, and its failures."""
+    its verdict and the reason for it and a link comparing its session with the machine's one
+    before (`previous`), its failures, then `more` (its findings, A/B sessions, bisections)."""
     recent = "".join(
         f"<tr><td>{_when(p.when)}</td><td>{_e(p.machine_key)}</td><td class=\"n\">"
         f"{p.examples_per_sec:.1f}</td><td class=\"n\">{_number(p.compile_cpu_s, '.2f')}</td>"
@@ -114,23 +118,34 @@ def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure]
         f"<td class=\"n\">{_number(p.mfu, '.1%')}</td>"
         f"<td>{_e(p.tensorflow)} <code>{_e(p.git_hash[:12])}</code></td>"
         f"<td{_bad(p.verdict == 'regression')}>{_e(p.verdict or '-')}</td>"
-        f"<td class=\"why\">{_e(p.reason)}{_flagged(p)}</td></tr>"
+        f"<td class=\"why\">{_e(p.reason)}{_flagged(p)}</td>"
+        f"<td>{_compare(p, previous)}</td></tr>"
         for p in list(reversed(points))[:20])
     body = ("<!--plot0-->"
             f"<h2>Latest runs</h2><table><tr><th>when</th><th>machine</th><th>examples/s</th>"
             f"<th>compile s</th><th>peak MiB</th><th>scaling</th><th>MFU</th>"
-            f"<th>TensorFlow</th><th>verdict</th><th>why</th></tr>{recent}</table>"
-            + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else ""))
+            f"<th>TensorFlow</th><th>verdict</th><th>why</th><th>session</th></tr>{recent}</table>"
+            + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else "")
+            + more)
     return page(case_id, body, 1, [plot])
+
+
+def _compare(point: Point, previous: Mapping[str, str]) -> str:
+    before = previous.get(point.session)
+    target = f"a={quote(before)}&amp;b={quote(point.session)}" if before else \
+        f"b={quote(point.session)}"
+    return f"<a href=\"../compare.html#{target}\">{_e(point.session)}</a>"
 
 
 def _flagged(point: Point) -> str:
     return f' <span class="bad">flagged: {_e(point.flagged)}</span>' if point.flagged else ""
 
 
-def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None) -> str:
+def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
+            pages_of: Container[str] = ()) -> str:
+    """The session's cases, each linking its case's page where it has one (`pages_of`)."""
     rows = "".join(
-        f"<tr><td><code>{_e(c.case_id)}</code></td><td class=\"n\">"
+        f"<tr><td>{_case(c.case_id, pages_of)}</td><td class=\"n\">"
         f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
         f"{'' if c.low is None else f'[{c.low:.3f}, {c.high:.3f}]'}</td>"
         f"<td{_bad(c.verdict != 'same')}>{_e(c.verdict)}</td>"
@@ -141,10 +156,16 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None) -> str:
     return page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 
+def _case(case: str, pages_of: Container[str], up: str = "../") -> str:
+    code = f"<code>{_e(case)}</code>"
+    return f"<a href=\"{up}cases/{slug(case)}.html\">{code}</a>" if case in pages_of else code
+
+
 def front_page(cases: Sequence[str], newest: datetime.datetime | None,
                regressed: Sequence[tuple[str, Point]], failed: Sequence[tuple[str, Failure]],
                ab_sessions: Sequence[tuple[str, Sequence[ABCase]]],
-               latest: dict[str, Point], bisects: Sequence[BisectRow] = ()) -> str:
+               latest: dict[str, Point], bisects: Sequence[BisectRow] = (), still_open: int = 0,
+               head: str = "") -> str:
     night = (f"<p class=\"quiet\">The 24 hours up to the newest result, {_when(newest)} UTC."
              "</p>" if newest else "<p>The store holds no results yet.</p>")
     regressions = "".join(
@@ -179,7 +200,9 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
         f"<td>{_when(items[0].when)}</td><td>{_e(items[0].machine_key)}</td>"
         f"<td class=\"n\">{len(items)}</td><td class=\"n\">"
         f"{sum(c.verdict == 'slower' for c in items)}</td></tr>" for name, items in ab_sessions)
-    body = (f"<h2>Last night</h2>{night}"
+    body = (f"<p><a href=\"regressions.html\">Regressions and failures</a>: {still_open} open "
+            "(with their history; <a href=\"regressions.xml\">Atom feed</a>).</p>"
+            f"<h2>Last night</h2>{night}"
             f"<h2>Cases ({len(cases)})</h2><div>{filters}</div>"
             f"<table><tr><th>case</th><th>last run</th><th>examples/s</th><th>verdict</th></tr>"
             f"{rows}</table>"
@@ -188,4 +211,4 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
             f"<th>slower</th></tr>{sessions}</table>"
             f"<h2>Bisections ({len(bisects)})</h2>{bisect_pages.rows(bisects)}"
             f"<script src=\"static/filter.js\"></script>")
-    return page("tfperf dashboard", body, 0)
+    return page("tfperf dashboard", body, 0, head=head)

@@ -1,4 +1,4 @@
-"""What the dashboard shows, read from the store in four queries (columns only, never the
+"""What the dashboard shows, read from the store in four queries and its findings (columns only, never the
 stored documents of runs: a year of a fleet's nights is a few hundred thousand runs; a
 bisection's, which holds its steps, is read whole: there are a handful a week)."""
 
@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from tfperf.storage import tables
+from tfperf.storage import findings, tables
+from tfperf.storage.findings import Finding
 from tfperf.storage.results_store import BisectRow, ResultsStore
 
 
@@ -65,6 +66,7 @@ class SiteData:
     failures: dict[str, list[Failure]] = field(default_factory=lambda: defaultdict(list))
     ab: dict[str, list[ABCase]] = field(default_factory=lambda: defaultdict(list))
     bisects: list[BisectRow] = field(default_factory=list)  # oldest first, with their steps
+    findings: list[Finding] = field(default_factory=list)  # oldest first
 
     @property
     def cases(self) -> list[str]:
@@ -107,4 +109,5 @@ def read(store: ResultsStore) -> SiteData:
                 compared.ratio, compared.low, compared.high, compared.pairs,
                 compared.machine_key))
     data.bisects = store.bisects()  # a handful a week: their documents hold the steps
+    data.findings = findings.read(store.engine)
     return data

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from tfperf.notify.findings import Finding
+from tfperf.storage.findings import Finding
 
 Format = Literal["slack", "json"]
 FORMATS: tuple[Format, ...] = ("slack", "json")

@@ -38,6 +38,16 @@ class Finding:
     summary: str  # one line
     detail: str  # a few lines: the figures, the reason, the message
     sessions: int = 1  # how many sessions in a row it has lasted
+    origin: str = ""  # the session (or bisection) it began with
+    last: datetime.datetime | None = None  # a streak's newest session
+    ended: datetime.datetime | None = None  # the session that ended a streak; None: still open
+    before: float | None = None  # a regression's examples/s in the clean session before it
+    rate: float | None = None  # a regression's examples/s in its newest session
+
+    @property
+    def factor(self) -> float | None:
+        """A regression's newest examples/s over the clean run's before it."""
+        return self.rate / self.before if self.rate and self.before else None
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class _Event:
     session_id: str
     state: str  # "ok", "regression" or a failure's cause
     detail: str
+    rate: float | None = None  # examples/s, where the case ran
 
 
 def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
@@ -59,7 +70,7 @@ def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
         state = REGRESSION if verdict == REGRESSION else "ok"
         found[session, case, key] = _Event(when, session, state,
                                            f"{eps:.1f} examples/s" + (f": {reason}" if reason
-                                                                      else ""))
+                                                                      else ""), eps)
     f = tables.failures.c
     for session, case, key, when, cause, phase, message in connection.execute(sa.select(
             f.session_id, f.case_id, f.machine_key, f.when, f.cause, f.phase, f.message)):
@@ -78,18 +89,22 @@ def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
 
 def _streaks(case: str, machine: str, events: list[_Event]) -> list[Finding]:
     """A finding for each run of sessions in a row that regressed or failed the same way."""
+    groups = [(state, list(group)) for state, group in itertools.groupby(
+        events, key=lambda e: e.state)]
     found: list[Finding] = []
-    for state, group in itertools.groupby(events, key=lambda e: e.state):
+    for i, (state, streak) in enumerate(groups):
         if state == "ok":
             continue
-        streak = list(group)
-        first, lasted = streak[0], len(streak)
+        first, newest, lasted = streak[0], streak[-1], len(streak)
         kind: Kind = "regression" if state == REGRESSION else "failure"
         what = "regressed" if kind == "regression" else f"failed ({state})"
+        before = groups[i - 1][1][-1].rate if i and groups[i - 1][0] == "ok" else None
         found.append(Finding(
             f"{kind}:{machine}:{case}:{first.session_id}", kind, case, machine, first.when,
             f"{case} {what} on {machine}",
-            streak[-1].detail + (f" ({lasted} sessions in a row)" if lasted > 1 else ""), lasted))
+            newest.detail + (f" ({lasted} sessions in a row)" if lasted > 1 else ""), lasted,
+            first.session_id, newest.when, groups[i + 1][1][0].when if i + 1 < len(groups)
+            else None, before, newest.rate))
     return found
 
 
@@ -106,7 +121,8 @@ def _ab_slower(connection: sa.Connection, bisect_ids: set[str]) -> list[Finding]
         figure = f"B/A {ratio:.3f}{interval}" if ratio is not None else "B slower"
         found.append(Finding(f"ab-slower:{machine}:{case}:{session}", "ab-slower", case,
                              machine, when, f"{case}: B slower than A on {machine}",
-                             f"{figure} over {pairs} pairs (A/B session {session})"))
+                             f"{figure} over {pairs} pairs (A/B session {session})",
+                             origin=session, last=when))
     return found
 
 
@@ -114,7 +130,8 @@ def _culprits(connection: sa.Connection) -> list[Finding]:
     b = tables.bisects.c
     return [Finding(f"culprit:{machine}:{case}:{id_}", "culprit", case, machine, when,
                     f"{case} slower since {culprit} on {machine}",
-                    f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})")
+                    f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})",
+                    origin=id_, last=when)
             for id_, when, machine, case, kind, outcome, culprit, last_good in connection.execute(
                 sa.select(b.id, b.when, b.machine_key, b.case_id, b.kind, b.outcome, b.culprit,
                           b.last_good).where(b.culprit.is_not(None)))]

@@ -6,6 +6,7 @@ slows the case by twice the A/B floor. The real sessions: test_bisect.py."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -197,3 +198,26 @@ def test_a_culprit_of_twice_the_floor_is_named_wrongly_at_most_5_percent(
     low, high = simulate.binomial_interval(wrong, runs)
     assert high < 0.05, (wrong, runs, (low, high))
     assert right > 0  # it does name culprits at this size, not only stop undecided
+
+
+def test_what_else_differs_between_a_step_s_sides_is_in_the_report() -> None:
+    """Issue 55: a step whose sides differ beyond their candidates (a development keras came
+    along with one) says so in the bisection's report and keeps it in its document."""
+    speeds = simulate.profile(4, {3: 0.10})
+    exact = _exact(speeds)
+    keras = [{"kind": "package", "name": "keras", "A": "3.15.1", "B": "3.16.0.dev2026102704"}]
+
+    def judge(candidate: int, against: int, level: Level) -> search.Result:
+        found = exact(candidate, against, level)
+        assert isinstance(found, Judged)
+        return replace(found, differences=keras if candidate == 3 else [])
+
+    result = search.run(4, judge, FLOOR)
+    doc = report.document(result, [Candidate(f"v{i}", f"v{i}") for i in range(4)], "case",
+                          "tensorflow", "id", "key", FLOOR)
+    steps = [n for n, s in enumerate(doc["steps"], 1) if s["candidate"] == 3]
+    assert steps and all(doc["steps"][n - 1]["differences"] == keras for n in steps)
+    said = report.markdown(doc)
+    for n in steps:
+        assert f"- step {n}: sides differ in: keras 3.15.1 -> 3.16.0.dev2026102704" in said
+    assert said.count("- step ") == len(steps)

@@ -94,7 +94,9 @@ def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_
         _measured(store, "n1", 1, {"c": (1000.0, "pass"), "d": (1000.0, "pass")})
         _measured(store, "n2", 2, {"c": (870.0, "regression"), "d": (1100.0, "pass")})
         _measured(store, "n3", 3, {"c": (880.0, "regression")})
-        ab = SessionRow("ab1", "ab", "nightly", "m1", "", utc("2026-11-03T05:00"))
+        ab = SessionRow("ab1", "ab", "nightly", "m1", "", utc("2026-11-03T05:00"),
+                        differences=[{"kind": "package", "name": "keras", "A": "3.15.1",
+                                      "B": "3.16.0.dev2026102704"}])
         store.add_ab_cases(ab, [ABCaseRow("c", ab.started, "slower", 0.9, 0.88, 0.92, 64, {}),
                                 ABCaseRow("e", ab.started, "same", 1.0, 0.98, 1.02, 64, {})])
         store.add_bisect(BisectRow("b1", utc("2026-11-04T02:00"), "m1", "c", "tensorflow",
@@ -132,5 +134,7 @@ def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_
     ab_page = (built / "ab" / "ab1.html").read_text()
     assert '<a href="../cases/c.html"><code>c</code></a>' in ab_page
     assert "<td><code>e</code></td>" in ab_page  # no page of its own: not a link
+    assert "<h2>What differs between the sides (1)</h2>" in ab_page  # issue 55
+    assert "<td><code>keras</code></td><td>3.15.1</td><td>3.16.0.dev2026102704</td>" in ab_page
     front = (built / "index.html").read_text()
     assert 'type="application/atom+xml"' in front and "1 open" in front

@@ -5,6 +5,7 @@ the session with one line. The verdict's statistics: test_ab_verdict.py."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import shutil
@@ -271,14 +272,32 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
     """Side A asks XLA to compile everything, in a case that must run without XLA: its workers
     get the variables (side B's do not), and its XLA proof fails the case, naming side A."""
     suite = make_suite("tinycnn")
+    # Side A also imports another version of a package (issue 55: every difference between the
+    # sides is listed): iniconfig, which no worker imports, installed first on its path.
+    pinned = suite.path / "pinned"
+    uv = Path(sys.executable).parent / "uv"
+    subprocess.run([str(uv if uv.exists() else "uv"), "pip", "install", "--quiet", "--python",
+                    sys.executable, "--target", str(pinned), "--no-deps", "iniconfig==2.0.0"],
+                   check=True, timeout=300)
     # Two duets: the proof fails as each worker starts, and every worker started (eight at the
     # default four duets) compiled its whole step with XLA before saying so.
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-baseline-env",
-                             "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit")
+                             "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit",
+                             "--perf-baseline-env", f"PYTHONPATH={pinned}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "
                                  "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit)): *"])
     assert "side B" not in result.stdout.str()
+    ours = importlib.metadata.version("iniconfig")
+    differences = session_file(suite.path)["differences"]
+    assert differences == [
+        {"kind": "package", "name": "iniconfig", "A": "2.0.0", "B": ours},
+        {"kind": "env", "name": "TF_XLA_FLAGS", "A": "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit",
+         "B": "-"}]
+    result.stdout.fnmatch_lines([f"*sides differ in: iniconfig 2.0.0 -> {ours}, env TF_XLA_FLAGS "
+                                 "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit -> -*"])
+    report = next((suite.path / ".perf-results" / "reports" / "ab").rglob("ab.md")).read_text()
+    assert f"| package | `iniconfig` | 2.0.0 | {ours} |" in report
 
 
 def test_a_workload_that_side_a_lacks_is_skipped_saying_so(make_suite: MakeSuite) -> None:

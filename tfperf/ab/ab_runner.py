@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tfperf.ab import costs, duet, duet_pool, numerics_check, session_report
+from tfperf.ab import costs, differences, duet, duet_pool, numerics_check, session_report
 from tfperf.ab.duet_types import SIDES, Comparison, Pair, Side
 from tfperf.ab.signed_rank import centre
 from tfperf.ab.verdict import SLOWER
@@ -245,13 +245,15 @@ class ABRunner:
 
     def summary(self) -> list[str]:
         data = self.data()
-        return [session_report.describe_sides(data), *session_report.table(data, self.settings)]
+        return [session_report.describe_sides(data), *differences.lines(data["differences"]),
+                *session_report.table(data, self.settings)]
 
     def watch(self, say: Callable[[str], None]) -> None:
         self.say = say
 
     def keep_in(self, store: ResultsStore) -> None:
-        self.keeper = Keeper.of(store, self.session, "ab", self.options.tier.label, self.machine.key())
+        self.keeper = Keeper.of(store, self.session, "ab", self.options.tier.label,
+                                self.machine.key(), differences.between(self._sides()))
 
     def keep(self) -> None:
         """Rewrite the session's A/B file with every case so far, and add the cases that
@@ -285,9 +287,14 @@ class ABRunner:
                          "seed": self.seed, "turn_s": self.settings.turn_s,
                          "yardstick_every": self.settings.yardstick_every,
                          "steps_per_round": self.options.worker.steps_per_round},
-            "sides": {name: {"role": ROLES[name], "spec": setup.runtime.spec,
-                             "tensorflow": setup.runtime.tensorflow,
-                             "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},
-                             "workloads": str(setup.workloads_dir)}
-                      for name, setup in self.setups.items()},
+            "sides": self._sides(),
+            "differences": differences.between(self._sides()),
             "cases": [r.to_json() for r in self.records]}
+
+    def _sides(self) -> dict[str, dict[str, Any]]:
+        return {name: {"role": ROLES[name], "spec": setup.runtime.spec,
+                       "tensorflow": setup.runtime.tensorflow,
+                       "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},
+                       "workloads": str(setup.workloads_dir),
+                       "packages": dict(setup.runtime.packages)}
+                for name, setup in self.setups.items()}

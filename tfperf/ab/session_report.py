@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.ab import benchmark_format, costs, numerics_check, random_effects
+from tfperf.ab import benchmark_format, costs, differences, numerics_check, random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
@@ -147,6 +147,13 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
     return lines
 
 
+def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
+    """What differs between the sides: as kept, or, in a file kept before issue 55, found
+    from its sides (their variables and workloads; no packages were kept)."""
+    found: list[dict[str, str]] = data.get("differences") or differences.between(data["sides"])
+    return found
+
+
 def describe_sides(data: dict[str, Any]) -> str:
     def side(name: str) -> str:
         kept = data["sides"][name]
@@ -182,7 +189,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     differ = sum((c.get("numerics") or {}).get("status") == numerics_check.DIFFER
                  for c in data["cases"])
     lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
-             describe_sides(data), "",
+             describe_sides(data), "", *differences.markdown(differences_of(data)), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor"
              f"{f'; {differ} training to other numbers' if differ else ''}. "
              f"Intervals: {looks_rule(settings)}.", "",

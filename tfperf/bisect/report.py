@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tfperf.ab import differences
 from tfperf.bisect import levels, search
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.search import Bisection, Judged
@@ -46,7 +47,7 @@ def document(found: Bisection, candidates: Sequence[Candidate], case_id: str, ki
         if isinstance(result, Judged):
             shown.update(verdict=result.verdict, ratio=result.ratio, low=result.low,
                          high=result.high, pairs=result.pairs, session=result.session,
-                         sides=result.sides)
+                         sides=result.sides, differences=result.differences)
         else:
             shown.update(verdict="skipped", reason=result.reason)
         steps.append(shown)
@@ -191,7 +192,16 @@ def markdown(doc: dict[str, Any], plot: str | None = None) -> str:
     picture = f"\n![B/A against the candidates]({plot})\n" if plot else ""
     return (f"## tfperf bisect: `{doc['case_id']}`\n\n{len(doc['candidates'])} candidates "
             f"on `{doc['machine_key']}`; each step is an interleaved A/B of B against A.\n\n"
-            f"{head}{rows}\n" + "\n".join(conclusion(doc)) + "\n" + picture)
+            f"{head}{rows}\n" + "\n".join(conclusion(doc)) + "\n" + _step_differences(doc)
+            + picture)
+
+
+def _step_differences(doc: dict[str, Any]) -> str:
+    """What else differed between each step's sides besides the candidates (issue 55)."""
+    said = [f"- step {n}: " + "; ".join(differences.lines(step["differences"]))
+            for n, step in enumerate(doc["steps"], 1) if step.get("differences")]
+    return ("\nWhat else differed between the sides of a step:\n\n" + "\n".join(said) + "\n"
+            if said else "")
 
 
 def plot(doc: dict[str, Any], path: Path) -> Path:

@@ -152,4 +152,4 @@ class StepSessions:
                         "examples_per_sec": side.get("examples_per_sec")}
                  for name, side in case["sides"].items()}
         return Judged(final.status, final.ratio, final.low, final.high, final.pairs, seconds,
-                      sides, session)
+                      sides, session, session_report.differences_of(data))

@@ -37,7 +37,8 @@ class Kept:
             datetime.datetime.fromtimestamp(self.path.stat().st_mtime, datetime.UTC)
         return SessionRow(str(self.data["session"]), kind, str(self.data["tier"]),
                           str(self.data["machine_key"]), str(self.data.get("commit", "")),
-                          started, str(self.path))
+                          started, str(self.path),
+                          session_report.differences_of(self.data) if kind == "ab" else None)
 
 
 @dataclass

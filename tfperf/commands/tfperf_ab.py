@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.ab import session_file, session_report
+from tfperf.ab import differences, session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.commands import arguments
 from tfperf.ground import project
@@ -48,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     settings = session_report.settings_of(data, args.floor)
     print(session_report.describe_sides(data))
+    for line in differences.lines(session_report.differences_of(data)):
+        print(line)
     for line in session_report.table(data, settings) + session_report.write(data, settings, args.reports):
         print(line)
     outcomes = [session_report.outcome(case, settings) for case in data["cases"]]

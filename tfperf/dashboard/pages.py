@@ -141,9 +141,22 @@ def _flagged(point: Point) -> str:
     return f' <span class="bad">flagged: {_e(point.flagged)}</span>' if point.flagged else ""
 
 
+def _differences(found: Sequence[Mapping[str, str]] | None) -> str:
+    if found is None:
+        return "<p class=\"quiet\">What else differed between the sides was not kept then.</p>"
+    if not found:
+        return "<p>The sides differ in nothing but their specs.</p>"
+    rows = "".join(f"<tr><td>{_e(d['kind'])}</td><td><code>{_e(d['name'])}</code></td>"
+                   f"<td>{_e(d['A'])}</td><td>{_e(d['B'])}</td></tr>" for d in found)
+    return (f"<h2>What differs between the sides ({len(found)})</h2><table><tr><th>what</th>"
+            f"<th>name</th><th>A</th><th>B</th></tr>{rows}</table>")
+
+
 def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
-            pages_of: Container[str] = ()) -> str:
-    """The session's cases, each linking its case's page where it has one (`pages_of`)."""
+            pages_of: Container[str] = (),
+            differences: Sequence[Mapping[str, str]] | None = None) -> str:
+    """The session's cases, each linking its case's page where it has one (`pages_of`), then
+    every difference between its sides besides what the user named (None: not kept)."""
     rows = "".join(
         f"<tr><td>{_case(c.case_id, pages_of)}</td><td class=\"n\">"
         f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
@@ -152,7 +165,7 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
         f"<td class=\"n\">{c.pairs}</td></tr>" for c in cases)
     body = ("<!--plot0-->" if plot is not None else "") + (
         f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
-        f"<th>pairs</th></tr>{rows}</table>")
+        f"<th>pairs</th></tr>{rows}</table>") + _differences(differences)
     return page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 

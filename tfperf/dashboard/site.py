@@ -74,7 +74,7 @@ def _write_page(task: tuple[str, str, bool]) -> None:
     else:
         cases = data.ab[name]
         text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None,
-                             links.cases)
+                             links.cases, data.differences.get(name))
     (site / kind / f"{slug(name)}.html").write_text(text, encoding="utf-8")
 
 

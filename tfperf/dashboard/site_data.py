@@ -67,6 +67,8 @@ class SiteData:
     ab: dict[str, list[ABCase]] = field(default_factory=lambda: defaultdict(list))
     bisects: list[BisectRow] = field(default_factory=list)  # oldest first, with their steps
     findings: list[Finding] = field(default_factory=list)  # oldest first
+    # Each A/B session's differences between its sides (tfperf.ab.differences), if kept.
+    differences: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     @property
     def cases(self) -> list[str]:
@@ -108,6 +110,10 @@ def read(store: ResultsStore) -> SiteData:
                 compared.session_id, compared.case_id, compared.when, compared.verdict,
                 compared.ratio, compared.low, compared.high, compared.pairs,
                 compared.machine_key))
+        for id_, differences in connection.execute(sa.select(
+                sessions.c.id, sessions.c.differences).where(sessions.c.kind == "ab",
+                                                             sessions.c.differences.is_not(None))):
+            data.differences[id_] = list(differences)
     data.bisects = store.bisects()  # a handful a week: their documents hold the steps
     data.findings = findings.read(store.engine)
     return data

@@ -25,15 +25,17 @@ from pathlib import Path
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 
+from tfperf.processes import packages
 from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime, without_secrets
 
 READY_MARK = ".tfperf-ready"
 INSTALL_TIMEOUT_S = 1800.0
 PROBE_TIMEOUT_S = 300.0
-# Imports what every worker imports first, then says which TensorFlow it is.
+# Imports what every worker imports first, then says which TensorFlow it is and what else
+# the environment holds (every difference between two sides is listed: issue 55).
 _PROBE = ("import json, tensorflow as tf, keras, tfperf.processes.protocol; "
           "print(json.dumps({'tensorflow': tf.__version__, 'git': tf.version.GIT_VERSION, "
-          "'keras': keras.__version__}))")
+          f"'keras': keras.__version__, 'packages': {packages.PROBE}}}))")
 
 
 class SpecError(ValueError):
@@ -192,4 +194,5 @@ def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Pat
     else:
         runtime = Runtime(spec, _built(spec, kind_, cache_dir, log_path), added)
     found = probe(runtime, dict(os.environ), log_path)
-    return Runtime(runtime.spec, runtime.python, runtime.env, found["tensorflow"])
+    return Runtime(runtime.spec, runtime.python, runtime.env, found["tensorflow"],
+                   tuple(sorted(found["packages"].items())))

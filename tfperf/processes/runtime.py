@@ -35,6 +35,7 @@ class Runtime:
     # interpreter the folder that makes the harness's worker side importable there.
     env: tuple[tuple[str, str], ...] = ()
     tensorflow: str = ""  # the version its TensorFlow reports, once probed ("" for current)
+    packages: tuple[tuple[str, str], ...] = ()  # every distribution and its version, once probed
 
     def environ(self, base: Mapping[str, str]) -> dict[str, str]:
         """A worker's environment: the session's without its secrets, then the side's own

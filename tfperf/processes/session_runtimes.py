@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tfperf.processes import environments
+from tfperf.processes import environments, packages
 from tfperf.processes.runtime import Runtime
 
 
@@ -36,5 +36,7 @@ def prepare(tensorflow: str, baseline: tuple[str, Mapping[str, str]] | None, fal
             runtime = environments.prepare(spec, dict(env), cache_dir, log)
         except environments.SpecError as error:
             raise environments.SpecError(f"{option}={spec}: {error}") from None
-        runtimes.append(replace(runtime, tensorflow=runtime.tensorflow or fallback_version))
+        # The session's own interpreter is not probed: it reads its own packages.
+        runtimes.append(replace(runtime, tensorflow=runtime.tensorflow or fallback_version,
+                                packages=runtime.packages or tuple(packages.installed().items())))
     return SessionRuntimes(runtimes[0], runtimes[1] if baseline is not None else None)

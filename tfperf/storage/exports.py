@@ -29,6 +29,8 @@ TABLES = (tables.sessions, tables.runs, tables.failures, tables.ab_cases, tables
           tables.notifications)
 # Tables an export made before them lacks: such an export loads, with none of their rows.
 NEWER = {tables.notifications.name}
+# Columns an export made before them lacks: such an export loads, with none of their values.
+NEWER_COLUMNS = {tables.sessions.name: {"differences"}}
 
 
 def _is_json(column: sa.Column[Any]) -> bool:
@@ -91,6 +93,9 @@ def _typed(table: sa.Table, row: dict[str, str]) -> dict[str, Any]:
     """A CSV row's text as the column types hold it."""
     found: dict[str, Any] = {}
     for column in table.columns:
+        if column.name not in row and column.name in NEWER_COLUMNS.get(table.name, set()):
+            found[column.name] = None
+            continue
         text = row[column.name]
         if text == "" and column.nullable:
             found[column.name] = None
@@ -129,6 +134,10 @@ def read(folder: Path) -> tuple[Format, dict[str, list[dict[str, Any]]]]:
         except (ValueError, KeyError) as error:
             raise StorageError(f"{path} is not a {table.name} export: {error}") from None
         names = {c.name for c in table.columns}
+        newer = NEWER_COLUMNS.get(table.name, set())
+        for row in found[table.name]:
+            for name in newer - set(row):
+                row[name] = None
         if any(set(row) != names for row in found[table.name]):
             raise StorageError(f"{path} is not a {table.name} export: its columns are not "
                                f"{', '.join(sorted(names))}")

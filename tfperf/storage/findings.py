@@ -67,10 +67,11 @@ def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
     for session, case, key, when, verdict, eps, reason in connection.execute(sa.select(
             r.session_id, r.case_id, r.machine_key, r.when, r.verdict, r.examples_per_sec,
             r.reason)):
+        # A year of a fleet is a few hundred thousand runs: only a regression's is spelled out.
         state = REGRESSION if verdict == REGRESSION else "ok"
-        found[session, case, key] = _Event(when, session, state,
-                                           f"{eps:.1f} examples/s" + (f": {reason}" if reason
-                                                                      else ""), eps)
+        detail = f"{eps:.1f} examples/s" + (f": {reason}" if reason else "") \
+            if state == REGRESSION else ""
+        found[session, case, key] = _Event(when, session, state, detail, eps)
     f = tables.failures.c
     for session, case, key, when, cause, phase, message in connection.execute(sa.select(
             f.session_id, f.case_id, f.machine_key, f.when, f.cause, f.phase, f.message)):

@@ -30,6 +30,8 @@ class SessionRow:
     commit: str
     started: datetime.datetime  # timestamps.utc(an ISO time)
     source: str = "session"  # or the path of the file it was imported from
+    # An A/B session's differences between its sides (tfperf.ab.differences); None: not kept.
+    differences: list[dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ class ResultsStore:
             connection.execute(tables.sessions.insert().values(
                 id=session.id, kind=session.kind, tier=session.tier,
                 machine_key=session.machine_key, commit=session.commit,
-                started=session.started, source=session.source))
+                started=session.started, source=session.source,
+                differences=session.differences))
 
     def _add(self, table: sa.Table, session: SessionRow, rows: list[dict[str, Any]]) -> int:
         """Insert the rows whose case the session has none of in `table` yet, in one

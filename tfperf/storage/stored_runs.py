@@ -4,7 +4,7 @@ it. The store keeps documents; this module turns them into the gate's runs and b
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure
@@ -123,8 +123,9 @@ class Keeper:
         self.row = row
 
     @classmethod
-    def of(cls, store: ResultsStore, session: str, kind: SessionKind, tier: str, key: str) -> Keeper:
-        return cls(store, session_row(session, kind, tier, key))
+    def of(cls, store: ResultsStore, session: str, kind: SessionKind, tier: str, key: str,
+           differences: list[dict[str, str]] | None = None) -> Keeper:
+        return cls(store, replace(session_row(session, kind, tier, key), differences=differences))
 
     def runs(self, runs: Iterable[Run],
              figures: Mapping[str, Mapping[str, Any]] | None = None) -> int:

@@ -31,6 +31,8 @@ sessions = sa.Table(
     sa.Column("commit", sa.String(60), nullable=False),
     sa.Column("started", UtcDateTime, nullable=False),
     sa.Column("source", sa.Text, nullable=False),  # "session" or the imported file's path
+    # Since 0007: an A/B session's differences between its sides (tfperf.ab.differences).
+    sa.Column("differences", sa.JSON),
 )
 
 # A measured case's run, as the gate reads it (tfperf.storage.session_files.Run's JSON).

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest, f_oneway
+from scipy.stats import binomtest, f_oneway, ks_2samp
 from scipy.stats import f as f_dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -205,15 +205,34 @@ def duet_centres(kept: dict[str, Any]) -> np.ndarray:
     return np.array(found)
 
 
+def _centred(kept: dict[str, Any]) -> np.ndarray:
+    """The session's log B/A, each less its session's median: its shape, not its place."""
+    y = np.log([p["b_rate"] / p["a_rate"] for p in kept["pairs"]])
+    found: np.ndarray = y - np.median(y)
+    return found
+
+
 def describe(args: argparse.Namespace) -> int:
-    print("| workload | injected | session | pairs | per-pair SD | duet SD | second turn | B/A |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| workload | injected | session | pairs | per-pair SD | duet SD | second turn | B/A | "
+          "expected B/A | shape as A/A's (KS p) |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     by_workload: dict[str, list[np.ndarray]] = {}
-    for kept in load(args.files):
+    kept_all = list(load(args.files))
+    # Does a real slowdown behave as a scaled one? Its B/A against 1 / (1 + injected), and its
+    # pairs' spread about their centre against the A/A sessions' (a two-sample
+    # Kolmogorov-Smirnov test of the centred log ratios: a scaled change moves them all alike).
+    same = {w: np.concatenate([_centred(k) for k in kept_all if k["workload"] == w
+                               and not k["slowdown"]] or [np.zeros(0)])
+            for w in {k["workload"] for k in kept_all}}
+    for kept in kept_all:
         fit = random_effects.fit(pairs_of(kept), 0.0, False)
+        expected = 1 / (1 + (kept["slowdown"] or 0))
+        shape = (f"{ks_2samp(_centred(kept), same[kept['workload']]).pvalue:.2f}"
+                 if kept["slowdown"] and same[kept["workload"]].size else "")
         print(f"| {kept['workload']} | {kept['slowdown'] or 0:.1%} | {kept['session']} | "
               f"{len(kept['pairs'])} | {fit.within_sd:.2%} | {fit.duet_sd:.2%} | "
-              f"{np.expm1(fit.order_effect):+.2%} | {np.exp(fit.centre):.4f} |")
+              f"{np.expm1(fit.order_effect):+.2%} | {np.exp(fit.centre):.4f} | "
+              f"{expected:.4f} | {shape} |")
         if not kept["slowdown"]:
             by_workload.setdefault(kept["workload"], []).append(duet_centres(kept))
     for workload, found in by_workload.items():

@@ -106,7 +106,8 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
         runtimes = session_runtimes.prepare(
             perf.options.tensorflow, (ab.baseline, ab.baseline_env) if ab.baseline else None,
             perf.machine.tensorflow, perf.options.cache_dir, perf.log_dir / "environments.log",
-            say.write_line if say is not None else lambda _: None)
+            say.write_line if say is not None else lambda _: None,
+            perf.options.hold_environments)
     except SpecError as error:
         raise pytest.UsageError(str(error)) from None
     perf.runtime = runtimes.under_test

@@ -268,6 +268,37 @@ def test_an_environment_is_built_once_and_a_missing_tensorflow_is_said(tmp_path:
     assert log.read_text().count("uv pip install") == 1  # the second found it ready
 
 
+def _versions(environment: Path) -> dict[str, str]:
+    """Each distribution a built environment holds, from its dist-info folders' names."""
+    found = {}
+    for info in environment.glob("lib/python*/site-packages/*.dist-info"):
+        name, version = info.name.removesuffix(".dist-info").rsplit("-", 1)
+        found[name.lower().replace("_", "-")] = version
+    return found
+
+
+def test_a_side_holds_the_reference_s_versions_but_what_its_requirements_move(
+        tmp_path: Path) -> None:
+    """Issue 55, through uv and the package index (small packages, no TensorFlow, so the probe
+    says so): everything the spec does not name stays at the reference's versions; pluggy,
+    which pytest 8.3.5 needs newer, is released and said; --perf-env-float's build resolves
+    afresh, in an environment of its own."""
+    log = tmp_path / "environments.log"
+    reference = {"pluggy": "1.0.0", "iniconfig": "2.0.0", "packaging": "24.0", "tfperf": "0"}
+    for held in (reference, None):
+        with pytest.raises(environments.SpecError, match="TensorFlow cannot be imported"):
+            environments.prepare("pytest==8.3.5", {}, tmp_path, log, held)
+    built = [f for f in (tmp_path / "environments").glob("pytest-8.3.5-*") if f.is_dir()]
+    held_env, floated = sorted(built, key=lambda f: (f / environments.RELEASED).read_text() == "[]")
+    assert json.loads((held_env / environments.RELEASED).read_text()) == ["pluggy"]
+    versions = _versions(held_env)
+    assert (versions["pytest"], versions["iniconfig"], versions["packaging"]) == (
+        "8.3.5", "2.0.0", "24.0")
+    assert versions["pluggy"] != "1.0.0"
+    assert json.loads((floated / environments.RELEASED).read_text()) == []
+    assert _versions(floated)["iniconfig"] != "2.0.0"  # the newest, not the reference's
+
+
 def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: MakeSuite) -> None:
     """Side A asks XLA to compile everything, in a case that must run without XLA: its workers
     get the variables (side B's do not), and its XLA proof fails the case, naming side A."""

@@ -64,6 +64,7 @@ class PerfOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
+    hold_environments: bool = True  # hold what a side does not name (--perf-env-float: not)
     ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
     store_url: str = ""  # the results store every case is written to and the gate reads
 
@@ -272,6 +273,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,
             plan=plan_options.parse(get, tier, machine),
             tensorflow=tensorflow_spec.parse(get),
+            hold_environments=not get("perf_env_float"),
             ab=ab,
             store_url=store_option.parse(get, folder("perf_history", "history")),
         )

@@ -17,7 +17,14 @@ def add(group: Any) -> None:
     group.addoption("--perf-tensorflow", metavar="SPEC",
                     help="The TensorFlow under test: a pip requirement (tensorflow-cpu==2.20.0), "
                          "a wheel file, the path of a Python interpreter, or current (default: "
-                         f"${TENSORFLOW_ENV}, else the pinned one). Built once, cached.")
+                         f"${TENSORFLOW_ENV}, else the pinned one). Built once, cached. More "
+                         "requirements may follow it, space-separated ('tensorflow-cpu==2.22.0rc0 "
+                         "keras==3.15.1'). Every package it does not name is held at the "
+                         "session's own version (side A's, in an A/B) where the resolver allows.")
+    group.addoption("--perf-env-float", action="store_true",
+                    help="Resolve every package of a side's environment afresh (the newest its "
+                         "requirements allow), as a nightly that wants the real install would, "
+                         "instead of holding the ones it does not name.")
 
 
 def spec(option: str, text: str) -> str:

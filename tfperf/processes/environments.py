@@ -20,15 +20,18 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 
-from tfperf.processes import packages
+from tfperf.processes import held_install, packages
 from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime, without_secrets
 
 READY_MARK = ".tfperf-ready"
+RELEASED = ".tfperf-released"  # the packages it could not hold at the reference's versions
 INSTALL_TIMEOUT_S = 1800.0
 PROBE_TIMEOUT_S = 300.0
 # Imports what every worker imports first, then says which TensorFlow it is and what else
@@ -43,7 +46,21 @@ class SpecError(ValueError):
 
 
 def kind(spec: str) -> str:
-    """current, python, wheel or requirement; a SpecError for anything else."""
+    """current, python, wheel or requirement; a SpecError for anything else. A wheel or a
+    requirement may be followed by more requirements, space-separated ("tensorflow-cpu==2.22.0rc0
+    keras==3.15.1": issue 55), installed with it."""
+    first, *extras = spec.split() or [spec]
+    found = _kind(first)
+    if extras and found in ("current", "python"):
+        raise SpecError(f"{spec!r}: more requirements go with a requirement or a wheel, not "
+                        f"with {first!r}")
+    for extra in extras:
+        if _kind(extra) != "requirement":
+            raise SpecError(f"{spec!r}: {extra!r} is not a pip requirement")
+    return found
+
+
+def _kind(spec: str) -> str:
     if spec == "current":
         return "current"
     path = Path(spec).expanduser()
@@ -63,17 +80,23 @@ def kind(spec: str) -> str:
     return "requirement"
 
 
-def _folder_name(spec: str, kind_: str) -> str:
+def _folder_name(spec: str, kind_: str, held: Mapping[str, str] | None) -> str:
+    """The environment's folder: named by the spec (a wheel by its content, each requirement
+    as parsed), the Python, and what is held (None: nothing, it floats)."""
+    first, *extras = spec.split()
     if kind_ == "wheel":
         digest = hashlib.sha256()
-        with Path(spec).expanduser().open("rb") as wheel:
+        with Path(first).expanduser().open("rb") as wheel:
             for block in iter(lambda: wheel.read(1 << 20), b""):
                 digest.update(block)
         identity = f"wheel:{digest.hexdigest()}"
     else:
-        identity = f"requirement:{Requirement(spec)}"
+        identity = f"requirement:{Requirement(first)}"
+    identity += "".join(f"+{Requirement(extra)}" for extra in extras)
     identity += f":py{sys.version_info.major}.{sys.version_info.minor}"
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", Path(spec).name if kind_ == "wheel" else spec)[:40]
+    identity += ":float" if held is None else ":held:" + hashlib.sha256(
+        json.dumps(sorted(held.items())).encode()).hexdigest()
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", Path(first).name if kind_ == "wheel" else spec)[:40]
     return f"{slug}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
 
 
@@ -100,28 +123,37 @@ def _last_error(text: str) -> str:
     return re.sub(r"^(cause|error): ", "", said[-1]) if said else "no output"
 
 
-def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path) -> None:
+def _targets(spec: str, kind_: str) -> list[str]:
+    first, *extras = spec.split()
+    return [str(Path(first).expanduser().resolve()) if kind_ == "wheel" else first, *extras]
+
+
+def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path,
+           held: dict[str, str] | None) -> None:
+    """The environment: a virtual environment, the spec's parts installed with everything else
+    held to `held`'s versions where the resolver allows (None: resolved afresh), what had to be
+    released kept beside it."""
     shutil.rmtree(folder, ignore_errors=True)
     uv = _uv()
     python = folder / "bin" / "python"
-    target = str(Path(spec).expanduser().resolve()) if kind_ == "wheel" else spec
-    with log_path.open("a") as log:
-        for command in ([uv, "venv", "--quiet", "--python", sys.executable, str(folder)],
-                        [uv, "pip", "install", "--python", str(python), target]):
-            log.write(f"$ {' '.join(command)}\n")
-            log.flush()
-            try:
-                # An sdist's build runs code from the index: it gets no store URL or CI token.
-                done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, timeout=INSTALL_TIMEOUT_S, check=False,
-                                      env=without_secrets(os.environ, suffixes=False))
-            except subprocess.TimeoutExpired:
-                raise SpecError(f"cannot install {spec!r}: no end within "
-                                f"{INSTALL_TIMEOUT_S:g} s (log: {log_path})") from None
-            log.write(done.stdout)
-            if done.returncode != 0:
-                raise SpecError(f"cannot install {spec!r}: {_last_error(done.stdout)} "
-                                f"(log: {log_path})")
+    # An sdist's build runs code from the index: it gets no store URL or CI token.
+    run = held_install.run_command(without_secrets(os.environ, suffixes=False),
+                                   INSTALL_TIMEOUT_S, log_path)
+    released: list[str] = []
+    try:
+        status, output = run([uv, "venv", "--quiet", "--python", sys.executable, str(folder)])
+        if status == 0:
+            command = [uv, "pip", "install", "--python", str(python), *_targets(spec, kind_)]
+            if held is None:
+                status, output = run(command)
+            else:
+                status, output, released = held_install.install(run, command, held, folder)
+    except subprocess.TimeoutExpired:
+        raise SpecError(f"cannot install {spec!r}: no end within {INSTALL_TIMEOUT_S:g} s "
+                        f"(log: {log_path})") from None
+    if status != 0:
+        raise SpecError(f"cannot install {spec!r}: {_last_error(output)} (log: {log_path})")
+    (folder / RELEASED).write_text(json.dumps(released))
     # The harness's worker side, installed as an editable install is: a path entry to it.
     (site_packages(python) / "tfperf-harness.pth").write_text(harness_path(cache) + "\n")
     (folder / READY_MARK).write_text(spec + "\n")
@@ -165,19 +197,28 @@ def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[st
     return found
 
 
-def _built(spec: str, kind_: str, cache_dir: Path, log_path: Path) -> str:
-    """The Python of the spec's environment, built if it is not ready yet."""
-    folder = cache_dir / "environments" / _folder_name(spec, kind_)
+def _built(spec: str, kind_: str, cache_dir: Path, log_path: Path,
+           reference: Mapping[str, str] | None) -> tuple[str, tuple[str, ...]]:
+    """The Python of the spec's environment, built if it is not ready yet, and the packages
+    it could not hold at the reference's versions."""
+    held = None if reference is None else held_install.constraints(reference,
+                                                                   _targets(spec, kind_))
+    folder = cache_dir / "environments" / _folder_name(spec, kind_, held)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
         if not (folder / READY_MARK).exists():
-            _build(spec, kind_, folder, cache_dir, log_path)
+            _build(spec, kind_, folder, cache_dir, log_path, held)
     harness_path(cache_dir)  # the link its .pth names, made again if it was removed
-    return str(folder / "bin" / "python")
+    released = folder / RELEASED
+    return (str(folder / "bin" / "python"),
+            tuple(json.loads(released.read_text())) if released.exists() else ())
 
 
-def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Path) -> Runtime:
-    """The runtime for `spec`, built if need be and probed; SpecError if it cannot be."""
+def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Path,
+            reference: Mapping[str, str] | None = None) -> Runtime:
+    """The runtime for `spec`, built if need be and probed; SpecError if it cannot be. A
+    requirement or a wheel is installed with every other package held to `reference`'s
+    versions where the resolver allows (None: each resolved afresh)."""
     kind_ = kind(spec)
     added = tuple(sorted(extra_env.items()))
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -192,7 +233,8 @@ def prepare(spec: str, extra_env: dict[str, str], cache_dir: Path, log_path: Pat
         runtime = Runtime(spec, str(Path(spec).expanduser().absolute()),
                           ((HARNESS_PATH_ENV, os.pathsep.join(paths)), *added))
     else:
-        runtime = Runtime(spec, _built(spec, kind_, cache_dir, log_path), added)
+        python, released = _built(spec, kind_, cache_dir, log_path, reference)
+        runtime = Runtime(spec, python, added, released=released)
     found = probe(runtime, dict(os.environ), log_path)
-    return Runtime(runtime.spec, runtime.python, runtime.env, found["tensorflow"],
-                   tuple(sorted(found["packages"].items())))
+    return replace(runtime, tensorflow=found["tensorflow"],
+                   packages=tuple(sorted(found["packages"].items())))

@@ -36,6 +36,9 @@ class Runtime:
     env: tuple[tuple[str, str], ...] = ()
     tensorflow: str = ""  # the version its TensorFlow reports, once probed ("" for current)
     packages: tuple[tuple[str, str], ...] = ()  # every distribution and its version, once probed
+    # The packages its install could not hold at the reference's versions (issue 55): what
+    # had to change besides what the spec names.
+    released: tuple[str, ...] = ()
 
     def environ(self, base: Mapping[str, str]) -> dict[str, str]:
         """A worker's environment: the session's without its secrets, then the side's own

@@ -19,24 +19,37 @@ class SessionRuntimes:
 
 
 def prepare(tensorflow: str, baseline: tuple[str, Mapping[str, str]] | None, fallback_version: str,
-            cache_dir: Path, log: Path, say: Callable[[str], None]) -> SessionRuntimes:
+            cache_dir: Path, log: Path, say: Callable[[str], None], hold: bool = True
+            ) -> SessionRuntimes:
     """Build (or find cached) each side's environment. Raises environments.SpecError whose
     message names the option and the spec, one line, when one cannot be built or imported.
     A runtime that does not know its TensorFlow's version (the current interpreter's) takes
-    `fallback_version`, the version this process read without importing TensorFlow."""
-    wanted: list[tuple[str, str, Mapping[str, str]]] = [("--perf-tensorflow", tensorflow, {})]
-    if baseline is not None:
-        wanted.append(("--perf-baseline", *baseline))
-    runtimes = []
-    for option, spec, env in wanted:
+    `fallback_version`, the version this process read without importing TensorFlow.
+
+    With `hold` (issue 55), side A's environment holds every package it does not name at the
+    session's own versions, and side B's at side A's, wherever the resolver allows: the sides
+    then differ only in what the user named, and what had to change anyway is said. Side A
+    is built first for that."""
+    own = packages.installed()
+
+    def build(option: str, spec: str, env: Mapping[str, str], reference: Mapping[str, str]
+              ) -> Runtime:
         if spec != "current":
             say(f"tfperf: worker environment for {option}={spec} (built once, cached in "
                 f"{cache_dir / 'environments'})")
         try:
-            runtime = environments.prepare(spec, dict(env), cache_dir, log)
+            runtime = environments.prepare(spec, dict(env), cache_dir, log,
+                                           reference if hold else None)
         except environments.SpecError as error:
             raise environments.SpecError(f"{option}={spec}: {error}") from None
+        if runtime.released:
+            say(f"tfperf: {option}={spec} holds every other package at its reference's "
+                f"version but {', '.join(runtime.released)}, which its requirements move")
         # The session's own interpreter is not probed: it reads its own packages.
-        runtimes.append(replace(runtime, tensorflow=runtime.tensorflow or fallback_version,
-                                packages=runtime.packages or tuple(packages.installed().items())))
-    return SessionRuntimes(runtimes[0], runtimes[1] if baseline is not None else None)
+        return replace(runtime, tensorflow=runtime.tensorflow or fallback_version,
+                       packages=runtime.packages or tuple(own.items()))
+
+    side_a = build("--perf-baseline", *baseline, own) if baseline is not None else None
+    under_test = build("--perf-tensorflow", tensorflow, {},
+                       dict(side_a.packages) if side_a is not None else own)
+    return SessionRuntimes(under_test, side_a)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,10 @@ def test_a_tensorflow_that_cannot_be_installed_is_skipped_and_reported(
     (("releases", "tensorflow-cpu", "2.16.3..2.21.0"),
      "the good end 2.16.3 is not a version of tensorflow-cpu on the package index (it has "
      "2.16.0rc0, 2.16.1, 2.16.2)"),
+    (("releases", "keras", "3.10.0..3.15.1", "--beside", "tensorflow-cpu>>2"),
+     "--beside: 'tensorflow-cpu>>2' is not a TensorFlow requirement or wheel"),
+    (("releases", "tensorflow-cpu", "2.16.2..2.21.0", "--beside", "tensorflow-cpu==2.21.0"),
+     "--beside: tensorflow-cpu is TensorFlow itself"),
     (("nightlies", "tensorflow-cpu", "2026-11-01..2026-11-24"),
      "the package index has 0 nightly of tensorflow-cpu from 2026-11-01 to 2026-11-24"),
     (("nightlies", "tensorflow-cpu", "2026-11-01..yesterday"), "the bad end 'yesterday' is not a "
@@ -224,6 +229,15 @@ def test_releases_and_nightlies_are_enumerated_from_the_index_list() -> None:
     assert [c.tensorflow for c in found] == ["tensorflow[and-cuda]==2.21.0",
                                              "tensorflow[and-cuda]==2.21.1",
                                              "tensorflow[and-cuda]==2.22.0rc0"]
+    # A package other than TensorFlow (issue 55): each candidate runs beside a TensorFlow.
+    found = candidates.beside(candidates.releases(candidates.package("keras"), "3.14.0..3.15.1",
+                                                  ["3.14.0", "3.15.0", "3.15.1", "3.16.0"]),
+                              "tensorflow-cpu==2.21.0")
+    assert [(c.label, c.tensorflow) for c in found] == [
+        (f"keras=={v}", f"tensorflow-cpu==2.21.0 keras=={v}") for v in ("3.14.0", "3.15.0",
+                                                                       "3.15.1")]
+    assert candidates.installed_tensorflow() == f"tensorflow-cpu=={version('tensorflow-cpu')}"
+    assert not candidates.is_tensorflow("keras") and candidates.is_tensorflow("tf-nightly-cpu")
     # tf-nightly's and keras-nightly's version forms: the newest of each date, in date order.
     nightly = ["2.22.0.dev20261101", "2.22.0.dev20261103", "2.21.0", "2.22.0.dev20261031",
                "3.13.0.dev2026110207", "3.13.0.dev2026110211", "2.22.0.dev20261125"]

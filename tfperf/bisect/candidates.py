@@ -17,13 +17,13 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from tfperf.processes import environments
+from tfperf.processes import environments, packages
 
 INDEX_TIMEOUT_S = 120.0
 
@@ -61,6 +61,38 @@ def specs(given: Sequence[str]) -> list[Candidate]:
         twice = next(s for s in given if given.count(s) > 1)
         raise BadRange(f"{twice!r} is named twice: each candidate once, in order")
     return [Candidate(spec, spec) for spec in given]
+
+
+# The distributions TensorFlow is published as: any other package is bisected beside one.
+TENSORFLOW = re.compile(r"^(tensorflow|tf-nightly|intel-tensorflow)([-_.]|$)", re.IGNORECASE)
+
+
+def is_tensorflow(name: str) -> bool:
+    return bool(TENSORFLOW.match(name))
+
+
+def installed_tensorflow() -> str:
+    """The requirement of the session's own TensorFlow (tensorflow-cpu==2.21.0)."""
+    found = packages.installed()
+    for name in ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu"):
+        if name in found:
+            return f"{name}=={found[name]}"
+    raise BadRange("no TensorFlow is installed here to run beside the package: name one "
+                   "with --tensorflow")
+
+
+def beside(found: Sequence[Candidate], tensorflow: str) -> list[Candidate]:
+    """A package other than TensorFlow (keras, numpy, a CUDA library's wheel) bisected: each
+    candidate runs `tensorflow` with that version of the package, every other package held
+    equal (issue 55). The label stays the package's."""
+    try:
+        if len(tensorflow.split()) != 1 or environments.kind(tensorflow) not in ("requirement",
+                                                                                 "wheel"):
+            raise environments.SpecError("not one")
+    except environments.SpecError:
+        raise BadRange(f"--beside: {tensorflow!r} is not a TensorFlow requirement or wheel "
+                       "(e.g. tensorflow-cpu==2.21.0)") from None
+    return [replace(c, tensorflow=f"{tensorflow} {c.tensorflow}") for c in found]
 
 
 def package(text: str) -> Requirement:

@@ -2,6 +2,7 @@
 each step an interleaved A/B session of the suite.
 
     tfperf-bisect releases tensorflow-cpu 2.16.2..2.21.0 -- -k "resnet20 and xla_jit and cpu1"
+    tfperf-bisect releases keras 3.10.0..3.15.1 [--beside tensorflow-cpu==2.21.0] -- -k ...
     tfperf-bisect nightlies tf-nightly 2026-11-01..2026-11-24 --good current -- -k ...
     tfperf-bisect specs tensorflow-cpu==2.19.1 ./wheels/tf-a.whl tensorflow-cpu==2.20.0 -- -k ...
     tfperf-bisect commits ../models v1.4..main --folder workloads -- -k "mymodel and xla_off"
@@ -92,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
                          help="the good end instead of the range's first (e.g. current)")
         sub.add_argument("--bad", metavar="SPEC",
                          help="the bad end instead of the range's last")
+        sub.add_argument("--beside", metavar="REQUIREMENT",
+                         help="a package other than TensorFlow (keras, numpy) runs beside this "
+                              "TensorFlow, every other package held equal (default: this "
+                              "environment's)")
     specs = kinds.add_parser("specs", parents=[common],
                              help="TensorFlow specs in order: the good end first, the bad last")
     specs.add_argument("specs", nargs="+", metavar="SPEC")
@@ -126,9 +131,18 @@ def _candidates(args: argparse.Namespace) -> list[Candidate]:
     if args.kind == "commits":
         return git_commits.commits(args.repo, args.range, args.folder, args.tensorflow)
     name = candidate_lists.package(args.package)
+    tensorflow = None
+    if not candidate_lists.is_tensorflow(name.name):
+        tensorflow = args.beside or candidate_lists.installed_tensorflow()
+        candidate_lists.beside([], tensorflow)  # checked before the index is asked
+    elif args.beside:
+        raise BadRange(f"--beside: {name.name} is TensorFlow itself; --beside names the "
+                       "TensorFlow that another package runs beside")
     listed = candidate_lists.index_versions(name.name)
     found = (candidate_lists.releases if args.kind == "releases"
              else candidate_lists.nightlies)(name, args.range, listed)
+    if tensorflow is not None:
+        found = candidate_lists.beside(found, tensorflow)
     ends = candidate_lists.specs([args.good or found[0].tensorflow,
                                   args.bad or found[-1].tensorflow])
     return [ends[0], *found[1:-1], ends[1]]

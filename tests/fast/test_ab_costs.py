@@ -51,3 +51,25 @@ def test_a_cost_is_judged_over_the_duets_against_its_own_floor() -> None:
     assert heavier.status == costs.HIGHER and heavier.describe().startswith(
         "peak device memory: higher, B/A 7.250 [7.250, 7.250] (97.5% over 4 duets; A 48 MiB, "
         "B 348 MiB; floor 10%)")
+
+
+def test_where_each_side_s_memory_peak_is_is_said_phase_by_phase() -> None:
+    """Issue 55: each phase's allocator peak, the median over the duets that report it on both
+    sides, in the order the phases ran; the line names each side's highest."""
+    mib = 2**20
+
+    def side(compiling: float) -> dict[str, Any]:
+        return {"memory_by_phase": {"building": 10 * mib, "compiling": compiling * mib,
+                                    "measured rounds": 40 * mib}}
+
+    duets = [{"duet": n, "A": side(100 + n), "B": side(200 + n)} for n in (1, 2, 3)]
+    duets.append({"duet": 4, "A": {"memory_by_phase": None}, "B": side(900)})  # kept before
+    found = costs.by_phase(duets)
+    assert found == {"building": (10 * mib, 10 * mib), "compiling": (102 * mib, 202 * mib),
+                     "measured rounds": (40 * mib, 40 * mib)}
+    case = {"costs": {"duets": duets, "verdicts": {}}}
+    assert costs.phase_line(case) == (
+        "peak device memory by phase, A -> B (median over duets; * the side's highest): "
+        "building 10 -> 10 MiB (1.00x), compiling 102 -> 202 MiB (1.98x)*A*B, "
+        "measured rounds 40 -> 40 MiB (1.00x)")
+    assert costs.phase_line({"costs": {"duets": [duets[3]]}}) == ""

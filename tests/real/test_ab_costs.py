@@ -38,6 +38,14 @@ def test_an_a_a_session_says_no_cost_is_higher(a_a_session: SessionRun) -> None:
     for side in "AB":
         assert all(d[side]["time_to_first_step_s"] > 0 and d[side]["peak_rss_bytes"] > 0
                    for d in case["costs"]["duets"])
+        # Each phase's allocator peak (issue 55), in the order the phases ran, the highest of
+        # them the worker's peak.
+        for duet in case["costs"]["duets"]:
+            phases = duet[side]["memory_by_phase"]
+            assert list(phases)[:4] == ["building", "compiling", "proving XLA", "warming up"], \
+                phases
+            assert {"yardstick", "measured rounds", "input figures"} <= set(phases), phases
+            assert max(phases.values()) == duet[side]["peak_memory_bytes"]
     verdicts = case["costs"]["verdicts"]
     assert set(verdicts) == {c.key for c in costs.COSTS}
     assert not any(v["status"] == costs.HIGHER for v in verdicts.values()), verdicts
@@ -64,6 +72,16 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
     # The allocator's peak grows by chunks: 48 MiB to 332 here, for 300 more held.
     assert verdicts["peak_memory_bytes"]["b_median"] \
         >= verdicts["peak_memory_bytes"]["a_median"] + 250 * 2**20
+    # ... and it is the compiling phase's, where it was held (issue 55): the other phases'
+    # peaks are side A's.
+    found = costs.by_phase(case["costs"]["duets"])
+    assert list(found)[:2] == ["building", "compiling"] and "measured rounds" in found
+    for phase, (a, b) in found.items():
+        assert (b >= a + 250 * 2**20) if phase == "compiling" else (b < a + 50 * 2**20), \
+            (phase, a, b)
+    report = next((suite.path / ".perf-results" / "reports" / "ab").rglob("ab.md")).read_text()
+    assert "peak device memory by phase, A -> B (median over duets; * the side's highest): " \
+        "building " in report and "MiB*B" in report
     result.stdout.fnmatch_lines(["*FAILED (costs_more)*",
                                  "*: costs_more: side B costs more than side A beyond the "
                                  "floor: compile time: higher, B/A *"])

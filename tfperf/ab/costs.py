@@ -55,7 +55,9 @@ def of_worker(ready: Mapping[str, Any], finished: Mapping[str, Any]) -> dict[str
     return {"compile_cpu_s": figures.compile_cpu_s(ready, finished),
             "time_to_first_step_s": float(ready["setup_s"]) + first,
             "peak_memory_bytes": finished.get("peak_memory_bytes"),
-            "peak_rss_bytes": finished.get("peak_rss_bytes")}
+            "peak_rss_bytes": finished.get("peak_rss_bytes"),
+            # Not judged: where the peak is (phase_lines).
+            "memory_by_phase": finished.get("memory_by_phase")}
 
 
 def per_duet(sides: Mapping[str, SideRounds]) -> list[dict[str, Any]]:
@@ -132,11 +134,46 @@ def judge_all(duets: list[dict[str, Any]], settings: ABSettings) -> list[CostVer
     return [judge(duets, cost, settings) for cost in COSTS]
 
 
-def lines(case: Mapping[str, Any]) -> list[str]:
-    """Each cost's verdict, as an A/B session file keeps it."""
+def lines(case: Mapping[str, Any], where: bool = True) -> list[str]:
+    """Each cost's verdict, as an A/B session file keeps it; after the device memory's, where
+    its peak is (phase_line): always, or (`where` False: the terminal) only for a finding."""
     found = []
     for cost in COSTS:
         kept = (case.get("costs") or {}).get("verdicts", {}).get(cost.key)
         if kept is not None:
             found.append(CostVerdict(cost, **kept).describe())
+            if cost.key == "peak_memory_bytes" and (where or kept["status"] in (HIGHER, LOWER)) \
+                    and (line := phase_line(case)):
+                found.append(line)
     return found
+
+
+def by_phase(duets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Each phase's allocator peak on each side, the median over the duets that report it on
+    both (issue 55), in the order the phases ran."""
+    phases: dict[str, list[tuple[float, float]]] = {}
+    for duet in duets:
+        a, b = (duet[side].get("memory_by_phase") or {} for side in ("A", "B"))
+        for phase in [*a, *(p for p in b if p not in a)]:
+            if phase in a and phase in b:
+                phases.setdefault(phase, []).append((float(a[phase]), float(b[phase])))
+    return {phase: (statistics.median(x for x, _ in found), statistics.median(y for _, y in found))
+            for phase, found in phases.items()}
+
+
+def phase_line(case: Mapping[str, Any]) -> str:
+    """Where the device memory's peak is on each side: each phase's, A -> B, the highest
+    marked; "" where no duet reported phases (a session kept before issue 55)."""
+    found = by_phase((case.get("costs") or {}).get("duets") or [])
+    if not found:
+        return ""
+    top = {side: max(found, key=lambda p: found[p][i]) for i, side in enumerate("AB")}
+
+    def said(phase: str) -> str:
+        a, b = found[phase]
+        ratio = f" ({b / a:.2f}x)" if a > 0 else ""
+        marks = "".join(f"*{side}" for side in "AB" if top[side] == phase)
+        return f"{phase} {a / 2**20:.0f} -> {b / 2**20:.0f} MiB{ratio}{marks}"
+
+    return ("peak device memory by phase, A -> B (median over duets; * the side's highest): "
+            + ", ".join(map(said, found)))

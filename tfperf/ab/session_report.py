@@ -142,7 +142,7 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
                      for said in case["sides"].get(name, {}).get("figures_flagged") or [])
         told = ("same", "undecided", "higher") if failure and failure["cause"] == "costs_more" \
             else ("same", "undecided")  # the failure's message already names what costs more
-        lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case)
+        lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case, where=False)
                      if not said.split(": ", 1)[1].startswith(told))
     return lines
 

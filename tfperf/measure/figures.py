@@ -161,6 +161,8 @@ def figures(spec: WorkerSpec, measured: Measured, benchmark: Any) -> dict[str, A
         "loss_first": ready["loss_first"],
         "loss_last": finished["loss_last"],
         "peak_memory_bytes": finished["peak_memory_bytes"],
+        # The allocator's peak in each phase: the step's, its compilation's or the harness's.
+        "memory_by_phase": finished.get("memory_by_phase"),
         # Traces of the training step: before measuring (tracing, compiling, the figures'
         # own traces) and during the measured rounds (must be none).
         "traces": {"before_measurement": ready["traces"],

@@ -21,7 +21,8 @@ class Injection:
 
 @dataclass(frozen=True)
 class CostInjection:
-    """Test-only: an A/B's side B compiles `compile_s` longer and holds `memory_mb` more."""
+    """Test-only: an A/B's side B compiles `compile_s` longer and holds `memory_mb` more
+    through its first round (the compiling phase)."""
 
     compile_s: float = 0.0
     memory_mb: int = 0

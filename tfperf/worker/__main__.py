@@ -29,10 +29,13 @@ def _run(spec: protocol.WorkerSpec, channel: IO[str], phases: Phases, started: f
     # TensorFlow is imported here, after stdout is claimed for the protocol: its own chatter
     # must not reach the channel.
     from tfperf.worker.case import build, serve, warm_up
+    from tfperf.worker.telemetry.phase_memory import PhasePeaks
 
+    phases.memory = PhasePeaks()
     built = build.case(spec, started)
+    phases.memory.track(built.devices[0].replace("/device:", ""))
     warm = warm_up.case(built, spec, phases, compiled, channel)
-    serve.case(built, warm, spec, sys.stdin, channel, compiled)
+    serve.case(built, warm, spec, sys.stdin, channel, compiled, phases.memory)
 
 
 def main() -> int:

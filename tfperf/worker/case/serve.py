@@ -16,6 +16,7 @@ from tfperf.worker.case.build import Built
 from tfperf.worker.case.warm_up import Warm
 from tfperf.worker.proofs import case_checks, topology, xla_compilations, xla_trace
 from tfperf.worker.telemetry import reported
+from tfperf.worker.telemetry.phase_memory import PhasePeaks
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Served:
     channel: IO[str]
     step: int  # steps trained so far
     last_loss: float
+    memory: PhasePeaks  # each command's kind is a phase of its own
     measured_s: float = 0.0
     measured_cpu_s: float = 0.0
     measured_rounds: int = 0
@@ -56,12 +58,14 @@ def _round(served: Served, command: dict[str, Any]) -> None:
     served.step += k
     case_checks.check_finite(result.mean_loss, served.step)
     served.last_loss = result.mean_loss
+    served.memory.close("measured rounds")
     protocol.send(served.channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
     served.measured_rounds += 1
 
 
 def _yardstick(served: Served, command: dict[str, Any]) -> None:
     rate, cpu_share = served.built.yardstick.rate(int(command.get("repeat", 1)))
+    served.memory.close("yardstick")
     protocol.send(served.channel, protocol.YARDSTICK_DONE, rate=rate, cpu_share=cpu_share)
 
 
@@ -71,6 +75,7 @@ def _profile(served: Served, command: dict[str, Any]) -> None:
     rounds = xla_trace.profiled_rounds(built.source, k, where, built.step_tasks)
     served.step += k * len(rounds)
     case_checks.check_finite(rounds[-1].mean_loss, served.step)
+    served.memory.close("profiled rounds")
     protocol.send(served.channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds))
 
 
@@ -79,9 +84,10 @@ HANDLERS: dict[str, Callable[[Served, dict[str, Any]], None]] = {
 
 
 def case(built: Built, warm: Warm, spec: WorkerSpec, lines: Iterable[str], channel: IO[str],
-         compiled: Path) -> None:
+         compiled: Path, memory: PhasePeaks) -> None:
     """Run the commands read from `lines` until FINISH, then say FINISHED."""
-    served = Served(built, spec, channel, spec.warmup_rounds * spec.steps_per_round, warm.loss)
+    served = Served(built, spec, channel, spec.warmup_rounds * spec.steps_per_round, warm.loss,
+                    memory)
     for line in lines:
         command = protocol.parse(line)
         if command["kind"] == protocol.FINISH:
@@ -101,9 +107,13 @@ def _finish(served: Served, warm: Warm, compiled: Path) -> None:
     # After the measured rounds, so that neither figure disturbs them.
     batch_examples = spec.batch_size * built.trainer.strategy.num_replicas_in_sync
     alone = reported.input_figures(built.source, built.trainer, spec, batch_examples)
+    served.memory.close("input figures")
     protocol.send(
         served.channel, protocol.FINISHED, loss_last=served.last_loss,
-        peak_memory_bytes=reported.peak_memory(built.devices[0].replace("/device:", "")),
+        # The highest phase's: each phase reset the allocator's statistics as it ended.
+        peak_memory_bytes=served.memory.overall() if served.memory.peaks else
+        reported.peak_memory(built.devices[0].replace("/device:", "")),
+        memory_by_phase=served.memory.peaks,
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=served.measured_cpu_s / served.measured_s if served.measured_s else None,
         round_cpu_s=served.measured_cpu_s / served.measured_rounds

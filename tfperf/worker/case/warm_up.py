@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import tensorflow as tf
 
@@ -26,7 +26,6 @@ class Warm:
     loss: float  # the first round's mean: the last loss until a measured round
     traces: int  # traced so far: any more during the measured rounds is a retrace
     compilations: int
-    held: Any  # test-only memory, held to the end (WorkerFaults.memory_mb)
 
 
 def _spin_cpu(seconds: float) -> None:
@@ -41,7 +40,8 @@ def case(built: Built, spec: WorkerSpec, phases: Phases, compiled: Path,
     """`compiled` is the folder that counts XLA compilations (see xla_compilations)."""
     phases.enter("compiling")
     k = spec.steps_per_round
-    # Test-only (--perf-inject-cost): memory held from here to the end, on the case's device.
+    # Test-only (--perf-inject-cost): memory held through the first round only, on the case's
+    # device: the case's peak grows, and its phases say where (telemetry.phase_memory).
     with tf.device(built.devices[0]):
         held = tf.Variable(tf.zeros([spec.faults.memory_mb * 2**18])) \
             if spec.faults.memory_mb else None
@@ -51,6 +51,7 @@ def case(built: Built, spec: WorkerSpec, phases: Phases, compiled: Path,
     first = built.source.round(k)
     first_round_s = time.perf_counter() - start
     first_round_cpu_s = time.process_time() - cpu_start
+    del held
     case_checks.check_finite(first.mean_loss, k)
     xla = spec.case["xla"]
     resolver = built.settings.resolver
@@ -69,8 +70,9 @@ def case(built: Built, spec: WorkerSpec, phases: Phases, compiled: Path,
         phases.enter("proving XLA")
         proof = xla_proof.prove_in_tasks(xla, compiled, topology.task_label(resolver),
                                          built.step_tasks)
+    phases.memory.close(phases.phase)  # the warm-up's last phase, before any command
     warm = Warm(first.first_loss, first.mean_loss, built.trainer.traces,
-                xla_compilations.count(compiled), held)
+                xla_compilations.count(compiled))
     protocol.send(
         channel, protocol.READY, setup_s=built.setup_s, first_round_s=first_round_s,
         # CPU time, all threads: what tracing and compiling cost, whatever else the machine

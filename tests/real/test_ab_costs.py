@@ -74,9 +74,9 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
         >= verdicts["peak_memory_bytes"]["a_median"] + 250 * 2**20
     # ... and it is the compiling phase's, where it was held (issue 55): the other phases'
     # peaks are side A's.
-    found = costs.by_phase(case["costs"]["duets"])
-    assert list(found)[:2] == ["building", "compiling"] and "measured rounds" in found
-    for phase, (a, b) in found.items():
+    phases = costs.by_phase(case["costs"]["duets"])
+    assert list(phases)[:2] == ["building", "compiling"] and "measured rounds" in phases
+    for phase, (a, b) in phases.items():
         assert (b >= a + 250 * 2**20) if phase == "compiling" else (b < a + 50 * 2**20), \
             (phase, a, b)
     report = next((suite.path / ".perf-results" / "reports" / "ab").rglob("ab.md")).read_text()

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
@@ -180,7 +181,7 @@ def harness_path(cache_dir: Path) -> str:
     return str(folder)
 
 
-def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[str, str]:
+def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[str, Any]:
     """What TensorFlow the runtime's Python imports, or a SpecError saying why it cannot."""
     try:
         done = subprocess.run([runtime.python, "-c", _PROBE], capture_output=True, text=True,
@@ -193,7 +194,7 @@ def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[st
     if done.returncode != 0:
         raise SpecError(f"TensorFlow cannot be imported by {runtime.python}: "
                         f"{_last_error(done.stderr)} (log: {log_path})")
-    found: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
 
 

@@ -59,8 +59,8 @@ def test_where_each_side_s_memory_peak_is_is_said_phase_by_phase() -> None:
     mib = 2**20
 
     def side(compiling: float) -> dict[str, Any]:
-        return {"memory_by_phase": {"building": 10 * mib, "compiling": compiling * mib,
-                                    "measured rounds": 40 * mib}}
+        return {"memory_by_phase": [["building", 10 * mib], ["compiling", compiling * mib],
+                                    ["measured rounds", 40 * mib]]}
 
     duets = [{"duet": n, "A": side(100 + n), "B": side(200 + n)} for n in (1, 2, 3)]
     duets.append({"duet": 4, "A": {"memory_by_phase": None}, "B": side(900)})  # kept before

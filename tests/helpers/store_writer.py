@@ -64,8 +64,10 @@ def _as_an_older_tfperf(url: str, row: SessionRow, documents: list[dict[str, obj
     old.reflect(engine, only=["sessions", "runs", "failures"])
     with engine.begin() as connection:
         # An older tfperf kept its times as text: ISO 8601, as its files hold them.
-        connection.execute(old.tables["sessions"].insert().values(
-            **{**vars(row), "started": row.started.isoformat()}))
+        sessions = old.tables["sessions"]
+        connection.execute(sessions.insert().values(
+            **{k: v for k, v in vars(row).items() if k in sessions.c},
+            started=row.started.isoformat()))
         connection.execute(old.tables["runs"].insert(), [
             {"session_id": row.id, "case_id": d["case_id"], "machine_key": row.machine_key,
              "when": d["when"], "tensorflow": "2.21.0", "git_hash": "v2.21.0",

@@ -56,7 +56,7 @@ def test_eight_sessions_write_to_one_store_at_once_and_nothing_is_lost_or_double
     store = ResultsStore.open(store_url)
     try:
         assert store.counts() == {"sessions": 8, "runs": 200, "failures": 8, "ab_cases": 0,
-                                  "bisects": 0}
+                                  "bisects": 0, "notifications": 0}
         runs = store.runs()
         assert sorted((r["session"], r["case_id"]) for r in runs) == sorted(
             (f"session-{i}", f"case-{c:03d}") for i in range(8) for c in range(25))
@@ -80,7 +80,7 @@ def test_a_writer_killed_mid_write_leaves_the_store_as_it_was(store_url: str) ->
     store = ResultsStore.open(store_url)
     try:
         assert store.counts() == {"sessions": 1, "runs": 5, "failures": 1, "ab_cases": 0,
-                                  "bisects": 0}
+                                  "bisects": 0, "notifications": 0}
         if store_url.startswith("sqlite"):
             with store.engine.connect() as connection:
                 assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
@@ -117,7 +117,7 @@ def test_a_store_of_an_older_schema_is_migrated_forward_keeping_every_row(store_
             indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}
         assert "runs_by_case_and_machine" in indexes and "runs_by_case" not in indexes
         assert store.counts() == {"sessions": 1, "runs": 4, "failures": 1, "ab_cases": 0,
-                                  "bisects": 0}
+                                  "bisects": 0, "notifications": 0}
     finally:
         store.close()
 
@@ -334,7 +334,7 @@ def test_a_postgresql_store_at_0003_keeps_every_row_and_its_times_become_instant
     store = ResultsStore.open(url)
     try:
         assert store.counts() == {"sessions": 5, "runs": 5, "failures": 5, "ab_cases": 5,
-                                  "bisects": 5}
+                                  "bisects": 5, "notifications": 0}
         with store.engine.connect() as connection:
             types = {c["name"]: c["type"] for c in sa.inspect(connection).get_columns("runs")}
             indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}

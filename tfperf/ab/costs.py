@@ -153,7 +153,8 @@ def by_phase(duets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
     both (issue 55), in the order the phases ran."""
     phases: dict[str, list[tuple[float, float]]] = {}
     for duet in duets:
-        a, b = (duet[side].get("memory_by_phase") or {} for side in ("A", "B"))
+        # [phase, bytes] pairs in the order the phases ran, as the worker says them.
+        a, b = (dict(duet[side].get("memory_by_phase") or []) for side in ("A", "B"))
         for phase in [*a, *(p for p in b if p not in a)]:
             if phase in a and phase in b:
                 phases.setdefault(phase, []).append((float(a[phase]), float(b[phase])))

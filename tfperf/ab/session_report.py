@@ -156,10 +156,11 @@ def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
 
 def describe_sides(data: dict[str, Any]) -> str:
     def side(name: str) -> str:
-        kept = data["sides"][name]
-        env = " ".join(f"{k}={v}" for k, v in kept["env"].items())
-        return (f"{name} = {kept['role']}: TensorFlow {kept['tensorflow']} ({kept['spec']}"
-                f"{', ' + env if env else ''}; workloads {kept['workloads']})")
+        kept = data["sides"][name]  # the schema requires only the two sides: each part read so
+        env = " ".join(f"{k}={v}" for k, v in (kept.get("env") or {}).items())
+        return (f"{name} = {kept.get('role', '')}: TensorFlow {kept.get('tensorflow', '')} "
+                f"({kept.get('spec', '')}{', ' + env if env else ''}; workloads "
+                f"{kept.get('workloads', '')})")
     return "; ".join(side(name) for name in "AB")
 
 

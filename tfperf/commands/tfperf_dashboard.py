@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path,
                         help="where the site goes (default: the project's results folder's "
                              f"dashboard/; {project.LAYOUT})")
-    parser.add_argument("--url", default="", type=_site_url,
+    parser.add_argument("--url", type=_site_url,
                         help="the site's public address (e.g. its GitHub Pages URL): the Atom "
                              "feed's links are absolute under it (default: relative)")
     args = parser.parse_args(argv)
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = site_data.read(store)
     finally:
         store.close()
-    count = build(data, site, base_url=args.url)
+    count = build(data, site, base_url=args.url or "")
     print(f"dashboard: {count} pages in {site} ({time.monotonic() - started:.1f} s): open "
           f"{(site / 'index.html').resolve().as_uri()}")
     return 0

@@ -113,7 +113,8 @@ def _finish(served: Served, warm: Warm, compiled: Path) -> None:
         # The highest phase's: each phase reset the allocator's statistics as it ended.
         peak_memory_bytes=served.memory.overall() if served.memory.peaks else
         reported.peak_memory(built.devices[0].replace("/device:", "")),
-        memory_by_phase=served.memory.peaks,
+        # Pairs, not an object: the phases' order is kept (messages are written key-sorted).
+        memory_by_phase=list(served.memory.peaks.items()),
         # All threads of this process (TF's pools included) over the measured rounds' wall time.
         cpu_cores_busy=served.measured_cpu_s / served.measured_s if served.measured_s else None,
         round_cpu_s=served.measured_cpu_s / served.measured_rounds

@@ -66,7 +66,7 @@ def _as_an_older_tfperf(url: str, row: SessionRow, documents: list[dict[str, obj
         # An older tfperf kept its times as text: ISO 8601, as its files hold them.
         sessions = old.tables["sessions"]
         connection.execute(sessions.insert().values(
-            **{k: v for k, v in vars(row).items() if k in sessions.c},
+            **{k: v for k, v in vars(row).items() if k in sessions.c and k != "started"},
             started=row.started.isoformat()))
         connection.execute(old.tables["runs"].insert(), [
             {"session_id": row.id, "case_id": d["case_id"], "machine_key": row.machine_key,

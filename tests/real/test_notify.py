@@ -72,7 +72,7 @@ def test_a_pull_request_s_ab_is_one_comment_that_each_run_edits(tmp_path: Path) 
     assert wrong.stderr.startswith("tfperf-notify: gh api --paginate: gh: Not Found (HTTP 404)")
     (tmp_path / "bad.json").write_text("{}")
     bad = _pr(env, tmp_path / "bad.json")
-    assert bad.returncode == 2 and "is not a tfperf A/B session file" in bad.stderr
+    assert bad.returncode == 2 and "is not a valid tfperf A/B session file" in bad.stderr
 
 
 def test_the_webhook_s_url_is_only_ever_in_the_environment(tmp_path: Path) -> None:

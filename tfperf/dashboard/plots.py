@@ -4,7 +4,7 @@ key, and an A/B session's ratios with their intervals."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import groupby, pairwise
 from typing import Any
@@ -82,16 +82,50 @@ def _build(point: Point) -> tuple[str, str]:
     return point.tensorflow, point.git_hash
 
 
+def _dots(points: Sequence[Point], shown: Sequence[Shown],
+          colour_of: Callable[[Point], str]) -> ColumnDataSource:
+    """Every run once, for all the case's figures: each figure's values a column (NaN where a
+    run has none: not drawn), and the strings that hovering shows, which are most of a page's
+    size and of its build time, serialised once for the page rather than once a figure."""
+    return ColumnDataSource({
+        "when": _ms([p.when for p in points]),
+        **{f"value_{s.name}": np.array([(p.figure(s.name) * s.scale)
+                                        if p.figure(s.name) is not None else np.nan
+                                        for p in points]) for s in shown},
+        "tensorflow": [f"{p.tensorflow} {p.git_hash[:12]}" for p in points],
+        "verdict": [p.verdict or "-" for p in points],
+        "reason": [p.reason or "-" for p in points],
+        "flagged": [p.flagged or "-" for p in points],
+        "marker": ["triangle" if p.flagged else "circle" for p in points],
+        "machine": [p.machine_key for p in points],
+        "colour": [VERDICT_COLOURS.get(p.verdict, colour_of(p)) for p in points]})
+
+
+def _colours(points: Sequence[Point], failures: Sequence[Failure]) -> dict[str, str]:
+    machines = sorted({p.machine_key for p in points} | {f.machine_key for f in failures})
+    return {key: Category10_10[i % 10] for i, key in enumerate(machines)}
+
+
 def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
     """Every figure the case has, one plot under the other (one Bokeh root: one document)."""
-    shown = [s for s in SHOWN if any(p.figure(s.name) is not None for p in points)]
-    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s)
-              for s in shown or SHOWN[:1]]
+    shown = [s for s in SHOWN if any(p.figure(s.name) is not None for p in points)] or \
+        SHOWN[:1]
+    colour_of = _colours(points, failures)
+    dots = _dots(points, shown, lambda p: colour_of[p.machine_key])
+    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s, dots)
+              for s in shown]
+    # One time axis for all: panning or zooming one moves the others, and the date ticker (a
+    # dozen models) and its formatter are serialised once.
+    first = trends[0]
+    for trend in trends[1:]:
+        trend.x_range = first.x_range
+        trend.xaxis[0].ticker = trend.xgrid[0].ticker = first.xaxis[0].ticker
+        trend.xaxis[0].formatter = first.xaxis[0].formatter
     return column(*trends, sizing_mode="stretch_width")
 
 
 def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
-               shown: Shown = SHOWN[0]) -> Any:
+               shown: Shown = SHOWN[0], dots_source: ColumnDataSource | None = None) -> Any:
     """One figure by date, one line per machine key with the gate's band (per TensorFlow build),
     the build's changes marked on the axis, each verdict coloured, runs whose figures a sanity
     check flagged as triangles, the reason on hover, failures as crosses below.
@@ -105,8 +139,8 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
     plot = figure(x_axis_type="datetime", height=300, sizing_mode="stretch_width", tools=TOOLS,
                   title=Title(text=f"{case_id}: {shown.label}", text_font_size="9pt"),
                   x_axis_label="date (UTC)", y_axis_label=shown.label)
-    machines = sorted({p.machine_key for p in points} | {f.machine_key for f in failures})
-    colour_of = {key: Category10_10[i % 10] for i, key in enumerate(machines)}
+    colour_of = _colours(points, failures)
+    machines = list(colour_of)
     lowest = min((value(p) for p in points), default=1.0)
     highest = max((value(p) for p in points), default=1.0)
     changes: dict[str, list[Any]] = {"when": [], "text": [], "colour": []}
@@ -124,9 +158,13 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         source = ColumnDataSource({"when": _ms([p.when for p in mine]),
                                    "value": np.array([value(p) for p in mine]),
                                    "low": np.array(low), "high": np.array(high)})
-        plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
-                   fill_alpha=0.12, legend_label=key)
-        plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
+        band = plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
+                          fill_alpha=0.12, legend_label=key)
+        line = plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
+        # Nothing selects or mutes these (the legend hides): no copies of their glyphs for it.
+        # A page's build time and size grow with its models, 579 here before.
+        for renderer in (band, line):
+            renderer.nonselection_glyph = renderer.muted_glyph = None
         for before, after in pairwise(mine):
             if _build(before) != _build(after):
                 changes["when"].append(after.when)
@@ -134,19 +172,12 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
                 changes["colour"].append(colour)
     # Numbers as arrays (Bokeh sends them as one binary buffer); strings only where hovering
     # needs them.
-    dots = plot.scatter(x="when", y="value", color="colour", size=7, marker="marker",
-                        source=ColumnDataSource({
-        "when": _ms([p.when for p in points]),
-        "value": np.array([value(p) for p in points]),
-        "tensorflow": [f"{p.tensorflow} {p.git_hash[:12]}" for p in points],
-        "verdict": [p.verdict or "-" for p in points],
-        "reason": [p.reason or "-" for p in points],
-        "flagged": [p.flagged or "-" for p in points],
-        "marker": ["triangle" if p.flagged else "circle" for p in points],
-        "machine": [p.machine_key for p in points],
-        "colour": [VERDICT_COLOURS.get(p.verdict, colour_of[p.machine_key]) for p in points]}))
+    source = dots_source if dots_source is not None else \
+        _dots(points, [shown], lambda p: colour_of[p.machine_key])
+    y = f"value_{shown.name}"
+    dots = plot.scatter(x="when", y=y, color="colour", size=7, marker="marker", source=source)
     plot.add_tools(HoverTool(renderers=[dots], tooltips=[
-        ("when", "@when{%F %H:%M}"), (shown.label, "@value{0.000}"), ("machine", "@machine"),
+        ("when", "@when{%F %H:%M}"), (shown.label, f"@{{{y}}}{{0.000}}"), ("machine", "@machine"),
         ("TensorFlow", "@tensorflow"), ("verdict", "@verdict"), ("why", "@reason"),
         ("flagged", "@flagged")], formatters={"@when": "datetime"}))
     if changes["when"]:
@@ -154,10 +185,12 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         marks = ColumnDataSource({**changes, "when": _ms(changes["when"]),
                                   "bottom": [lowest * 0.95] * count,
                                   "top": [highest * 1.02] * count})
-        plot.segment(x0="when", x1="when", y0="bottom", y1="top", source=marks,
-                     line_color="colour", line_dash="dashed")
-        plot.text(x="when", y="bottom", text="text", source=marks, text_color="colour",
-                  text_font_size="7pt", angle=1.5708, x_offset=-4)
+        for renderer in (
+                plot.segment(x0="when", x1="when", y0="bottom", y1="top", source=marks,
+                             line_color="colour", line_dash="dashed"),
+                plot.text(x="when", y="bottom", text="text", source=marks, text_color="colour",
+                          text_font_size="7pt", angle=1.5708, x_offset=-4)):
+            renderer.nonselection_glyph = renderer.muted_glyph = None
     if failures:
         crosses = plot.scatter(
             x="when", y="y", marker="x", size=11, color="#c44e52", line_width=2,

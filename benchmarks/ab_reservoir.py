@@ -97,7 +97,9 @@ def load(paths: list[Path]) -> Iterator[dict[str, Any]]:
         with gzip.open(path, "rt") as lines:
             for line in lines:
                 kept = json.loads(line)
-                if kept["failure"] is None and len(kept["pairs"]) == PAIRS:
+                # A case that ended `slower` ran every pair: its verdict, not a fault.
+                if (kept["failure"] is None or kept["failure"].get("cause") == "slower") \
+                        and len(kept["pairs"]) == PAIRS:
                     yield kept
 
 
@@ -206,9 +208,12 @@ def duet_centres(kept: dict[str, Any]) -> np.ndarray:
 
 
 def _centred(kept: dict[str, Any]) -> np.ndarray:
-    """The session's log B/A, each less its session's median: its shape, not its place."""
+    """The session's log B/A less their median, over their robust SD (1.4826 MAD): their
+    shape, not their place or their spread (which moves from session to session with the
+    machine's noise, A/A or not)."""
     y = np.log([p["b_rate"] / p["a_rate"] for p in kept["pairs"]])
-    found: np.ndarray = y - np.median(y)
+    y = y - np.median(y)
+    found: np.ndarray = y / (1.4826 * np.median(np.abs(y)))
     return found
 
 
@@ -218,9 +223,10 @@ def describe(args: argparse.Namespace) -> int:
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     by_workload: dict[str, list[np.ndarray]] = {}
     kept_all = list(load(args.files))
-    # Does a real slowdown behave as a scaled one? Its B/A against 1 / (1 + injected), and its
-    # pairs' spread about their centre against the A/A sessions' (a two-sample
-    # Kolmogorov-Smirnov test of the centred log ratios: a scaled change moves them all alike).
+    # Does a real slowdown behave as a scaled one? Its B/A against 1 / (1 + injected), and the
+    # shape of its pairs about their centre against the A/A sessions' (a two-sample
+    # Kolmogorov-Smirnov test of the standardised log ratios: a scaled change moves them all
+    # alike, and leaves their tails as they were).
     same = {w: np.concatenate([_centred(k) for k in kept_all if k["workload"] == w
                                and not k["slowdown"]] or [np.zeros(0)])
             for w in {k["workload"] for k in kept_all}}

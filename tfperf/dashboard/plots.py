@@ -89,9 +89,8 @@ def _dots(points: Sequence[Point], shown: Sequence[Shown],
     size and of its build time, serialised once for the page rather than once a figure."""
     return ColumnDataSource({
         "when": _ms([p.when for p in points]),
-        **{f"value_{s.name}": np.array([(p.figure(s.name) * s.scale)
-                                        if p.figure(s.name) is not None else np.nan
-                                        for p in points]) for s in shown},
+        **{f"value_{s.name}": np.array([np.nan if (v := p.figure(s.name)) is None
+                                        else v * s.scale for p in points]) for s in shown},
         "tensorflow": [f"{p.tensorflow} {p.git_hash[:12]}" for p in points],
         "verdict": [p.verdict or "-" for p in points],
         "reason": [p.reason or "-" for p in points],
@@ -158,12 +157,12 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         source = ColumnDataSource({"when": _ms([p.when for p in mine]),
                                    "value": np.array([value(p) for p in mine]),
                                    "low": np.array(low), "high": np.array(high)})
-        band = plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
+        area = plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
                           fill_alpha=0.12, legend_label=key)
-        line = plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
+        trend = plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
         # Nothing selects or mutes these (the legend hides): no copies of their glyphs for it.
         # A page's build time and size grow with its models, 579 here before.
-        for renderer in (band, line):
+        for renderer in (area, trend):
             renderer.nonselection_glyph = renderer.muted_glyph = None
         for before, after in pairwise(mine):
             if _build(before) != _build(after):
@@ -185,12 +184,13 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         marks = ColumnDataSource({**changes, "when": _ms(changes["when"]),
                                   "bottom": [lowest * 0.95] * count,
                                   "top": [highest * 1.02] * count})
-        for renderer in (
-                plot.segment(x0="when", x1="when", y0="bottom", y1="top", source=marks,
-                             line_color="colour", line_dash="dashed"),
-                plot.text(x="when", y="bottom", text="text", source=marks, text_color="colour",
-                          text_font_size="7pt", angle=1.5708, x_offset=-4)):
-            renderer.nonselection_glyph = renderer.muted_glyph = None
+        marked: list[Any] = [
+            plot.segment(x0="when", x1="when", y0="bottom", y1="top", source=marks,
+                         line_color="colour", line_dash="dashed"),
+            plot.text(x="when", y="bottom", text="text", source=marks, text_color="colour",
+                      text_font_size="7pt", angle=1.5708, x_offset=-4)]
+        for mark in marked:
+            mark.nonselection_glyph = mark.muted_glyph = None
     if failures:
         crosses = plot.scatter(
             x="when", y="y", marker="x", size=11, color="#c44e52", line_width=2,

@@ -64,6 +64,7 @@ def test_where_each_side_s_memory_peak_is_is_said_phase_by_phase() -> None:
 
     duets = [{"duet": n, "A": side(100 + n), "B": side(200 + n)} for n in (1, 2, 3)]
     duets.append({"duet": 4, "A": {"memory_by_phase": None}, "B": side(900)})  # kept before
+    duets.append({"duet": 5, "A": side(900), "B": {}})  # a side that reported none
     found = costs.by_phase(duets)
     assert found == {"building": (10 * mib, 10 * mib), "compiling": (102 * mib, 202 * mib),
                      "measured rounds": (40 * mib, 40 * mib)}

@@ -201,7 +201,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
         if cells[5] == SLOWER:
             cells[5] = f"**{SLOWER}**"
         lines.append("| " + " | ".join(cells) + " |")
-    costed = [(case["case_id"], costs.lines(case)) for case in data["cases"] if costs.lines(case)]
+    costed = [(case["case_id"], said) for case in data["cases"] if (said := costs.lines(case))]
     if costed:
         lines += ["", "What each side costs besides its steps, B/A over the duets (side B "
                   "costing more beyond the floor fails the case):", ""]

@@ -3,15 +3,17 @@ command and opened in headless Chromium: tests/real/test_dashboard.py."""
 
 from __future__ import annotations
 
+import datetime
 import random
 import statistics
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tfperf.dashboard import site, site_data
-from tfperf.dashboard.plots import _bands
+from tfperf.dashboard.plots import SHOWN, _bands, _lines
 from tfperf.gate.statistics import GateSettings
 from tfperf.storage.results_store import ABCaseRow, BisectRow, FailureRow, ResultsStore, SessionRow
 from tfperf.storage.timestamps import utc
@@ -33,6 +35,32 @@ def test_a_case_s_band_is_the_one_the_gate_would_not_flag() -> None:
     assert values[-1] < low[-1]  # a 10% slowdown leaves the band (the floor is 5%)
     assert all(lo < v < hi for lo, v, hi in zip(low[31:80], values[31:80], high[31:80],
                                                 strict=True))
+
+
+def test_a_machine_s_line_has_a_gap_where_a_run_lacks_the_figure_and_each_build_its_band(
+        ) -> None:
+    """A case page's machines each have one source for all its figures (fewer Bokeh models):
+    a run without a figure (no peak memory read) is NaN there, a gap, and each TensorFlow
+    build's band is the gate's over that build's runs that have the figure, as if the others
+    were not there."""
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    memory = [2e9 + 1e7 * (i % 5) if i != 7 else None for i in range(40)]
+    points = [site_data.Point(start + datetime.timedelta(days=i), "m", 100.0 + i % 3,
+                              "2.21.0" if i < 25 else "2.22.0", "h", "pass", f"s{i}",
+                              peak_memory_bytes=memory[i]) for i in range(40)] + [
+        site_data.Point(start, "other", 50.0, "2.21.0", "h", "pass", "o")]
+    lines = _lines(points, SHOWN[:3])
+    assert set(lines) == {"m", "other"}
+    columns = lines["m"].data
+    scale = SHOWN[2].scale
+    value, low = columns["value_peak_memory_bytes"], columns["low_peak_memory_bytes"]
+    assert np.isnan(value[7]) and np.isnan(low[7]) and np.isnan(columns["high_peak_memory_bytes"][7])
+    have = [m * scale for m in memory[:25] if m is not None]
+    assert list(low[:7]) + list(low[8:25]) == _bands(have, GateSettings(), SHOWN[2].floor)[0]
+    later = [m * scale for m in memory[25:] if m is not None]
+    assert list(low[25:]) == _bands(later, GateSettings(), SHOWN[2].floor)[0]
+    assert list(columns["value_examples_per_sec"]) == [p.examples_per_sec for p in points[:40]]
+    assert np.isnan(columns["value_compile_cpu_s"]).all()
 
 
 def test_failures_show_their_log_tails_and_each_bisection_has_its_page_of_steps(

@@ -101,7 +101,8 @@ def sessions(data: SiteData) -> list[Session]:
     for case, points in data.runs.items():
         for p in points:
             rates[p.session][case] = p.examples_per_sec
-            seen.setdefault(p.session, (p.when.strftime("%Y-%m-%d %H:%M"), p.machine_key))
+            if p.session not in seen:  # formatted once a session, not once a run
+                seen[p.session] = (p.when.strftime("%Y-%m-%d %H:%M"), p.machine_key)
     found = [Session(id_, *seen[id_], rates[id_]) for id_ in rates]
     return sorted(found, key=lambda s: (s.when, s.id), reverse=True)
 

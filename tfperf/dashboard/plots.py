@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool
-from bokeh.models.annotations import Span, Title, Whisker
+from bokeh.models import CDSView, ColumnDataSource, FactorRange, HoverTool, Line, VArea
+from bokeh.models.annotations import Legend, LegendItem, Span, Title, Whisker
+from bokeh.models.renderers import GlyphRenderer
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -57,7 +58,7 @@ SHOWN = (Shown("examples_per_sec", "examples/s"), Shown("compile_cpu_s", "compil
          Shown("scaling_efficiency", "scaling efficiency"), Shown("mfu", "MFU"))
 
 
-def _bands(values: Sequence[float], settings: GateSettings, floor: float | None = None
+def _bands(values: Sequence[float] | np.ndarray, settings: GateSettings, floor: float | None = None
            ) -> tuple[list[float], list[float]]:
     """The band the gate would not flag, at each run: around the median of the previous
     `history_limit` runs of the same build, `z` robust sigmas or the effect floor, whichever is
@@ -66,10 +67,14 @@ def _bands(values: Sequence[float], settings: GateSettings, floor: float | None 
     data = np.asarray(values, dtype=float)
     limit = settings.history_limit
     centres, sigmas = np.empty(len(data)), np.empty(len(data))
-    for i in range(min(limit, len(data))):  # the first runs: a shorter history
-        window = data[:i] if i else data[:1]
-        centres[i] = np.median(window)
-        sigmas[i] = 1.4826 * np.median(np.abs(window - centres[i]))
+    first = min(limit, len(data))
+    if first:  # the first runs: a shorter history, each a row padded with NaN (one call, not 60)
+        windows = np.full((first, max(first - 1, 1)), np.nan)
+        windows[0, 0] = data[0]
+        for i in range(1, first):
+            windows[i, :i] = data[:i]
+        centres[:first] = np.nanmedian(windows, axis=1)
+        sigmas[:first] = 1.4826 * np.nanmedian(np.abs(windows - centres[:first, None]), axis=1)
     if len(data) > limit:  # the rest at once: each run's previous `limit` runs
         windows = np.lib.stride_tricks.sliding_window_view(data[:-1], limit)
         centres[limit:] = np.median(windows, axis=1)
@@ -105,13 +110,36 @@ def _colours(points: Sequence[Point], failures: Sequence[Failure]) -> dict[str, 
     return {key: Category10_10[i % 10] for i, key in enumerate(machines)}
 
 
+def _lines(points: Sequence[Point], shown: Sequence[Shown]) -> dict[str, ColumnDataSource]:
+    """Each machine's runs once for all the case's figures: its times, and each figure's value
+    and band as columns (NaN where a run has none: a gap). One source a machine rather than
+    one a machine and figure: each is three Bokeh models and a copy of the times."""
+    sources = {}
+    for key in sorted({p.machine_key for p in points}):
+        mine = [p for p in points if p.machine_key == key]
+        columns: dict[str, Any] = {"when": _ms([p.when for p in mine])}
+        for s in shown:
+            value, low, high = (np.full(len(mine), np.nan) for _ in range(3))
+            have = [i for i, p in enumerate(mine) if p.figure(s.name) is not None]
+            value[have] = [(mine[i].figure(s.name) or 0.0) * s.scale for i in have]
+            start = 0
+            for _, stretch in groupby(have, key=lambda i: _build(mine[i])):
+                at = have[start:start + len(list(stretch))]
+                start += len(at)
+                low[at], high[at] = _bands(value[at], _GATE, s.floor)
+            columns |= {f"value_{s.name}": value, f"low_{s.name}": low, f"high_{s.name}": high}
+        sources[key] = ColumnDataSource(columns)
+    return sources
+
+
 def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failure]) -> Any:
     """Every figure the case has, one plot under the other (one Bokeh root: one document)."""
     shown = [s for s in SHOWN if any(p.figure(s.name) is not None for p in points)] or \
         SHOWN[:1]
     colour_of = _colours(points, failures)
     dots = _dots(points, shown, lambda p: colour_of[p.machine_key])
-    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s, dots)
+    lines = _lines(points, shown)
+    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s, dots, lines)
               for s in shown]
     # One time axis for all: panning or zooming one moves the others, and the date ticker (a
     # dozen models) and its formatter are serialised once.
@@ -120,16 +148,25 @@ def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failur
         trend.x_range = first.x_range
         trend.xaxis[0].ticker = trend.xgrid[0].ticker = first.xaxis[0].ticker
         trend.xaxis[0].formatter = first.xaxis[0].formatter
+    # Every renderer draws all its source's rows: one view (and its filter) a source, not two
+    # models a renderer (a third of a page's models). BokehJS sizes a view by its source: a
+    # view shared by sources of other lengths breaks the page ("Size mismatch").
+    views: dict[str, Any] = {}
+    for trend in trends:
+        for renderer in trend.renderers:
+            renderer.view = views.setdefault(renderer.data_source.id, CDSView())
     return column(*trends, sizing_mode="stretch_width")
 
 
 def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
-               shown: Shown = SHOWN[0], dots_source: ColumnDataSource | None = None) -> Any:
+               shown: Shown = SHOWN[0], dots_source: ColumnDataSource | None = None,
+               lines: dict[str, ColumnDataSource] | None = None) -> Any:
     """One figure by date, one line per machine key with the gate's band (per TensorFlow build),
     the build's changes marked on the axis, each verdict coloured, runs whose figures a sanity
     check flagged as triangles, the reason on hover, failures as crosses below.
-    Renderers are shared across machines where they can be: a page's build time grows with
-    its number of Bokeh models, and a fleet's dashboard has hundreds of pages."""
+    Renderers and sources are shared across machines and figures where they can be: a page's
+    build time grows with its number of Bokeh models, and a fleet's dashboard has hundreds of
+    pages."""
     points = [p for p in points if p.figure(shown.name) is not None]
 
     def value(point: Point) -> float:
@@ -139,42 +176,40 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
                   title=Title(text=f"{case_id}: {shown.label}", text_font_size="9pt"),
                   x_axis_label="date (UTC)", y_axis_label=shown.label)
     colour_of = _colours(points, failures)
-    machines = list(colour_of)
+    lines = lines if lines is not None else _lines(points, [shown])
     lowest = min((value(p) for p in points), default=1.0)
     highest = max((value(p) for p in points), default=1.0)
     changes: dict[str, list[Any]] = {"when": [], "text": [], "colour": []}
-    for key in machines:
+    legend = Legend(location="bottom_left", label_text_font_size="7pt", click_policy="hide")
+    plot.add_layout(legend)
+    items: list[Any] = []
+    for key, colour in colour_of.items():
         mine = [p for p in points if p.machine_key == key]
         if not mine:
             continue
-        colour = colour_of[key]
-        low: list[float] = []
-        high: list[float] = []
-        for _, stretch in groupby(mine, key=_build):
-            band = _bands([value(p) for p in stretch], _GATE, shown.floor)
-            low += band[0]
-            high += band[1]
-        source = ColumnDataSource({"when": _ms([p.when for p in mine]),
-                                   "value": np.array([value(p) for p in mine]),
-                                   "low": np.array(low), "high": np.array(high)})
-        area = plot.varea(x="when", y1="low", y2="high", source=source, fill_color=colour,
-                          fill_alpha=0.12, legend_label=key)
-        trend = plot.line(x="when", y="value", source=source, color=colour, legend_label=key)
-        # Nothing selects or mutes these (the legend hides): no copies of their glyphs for it.
-        # A page's build time and size grow with its models, 579 here before.
-        for renderer in (area, trend):
-            renderer.nonselection_glyph = renderer.muted_glyph = None
+        # Made as models, not through figure's glyph methods: nothing selects, hovers or mutes
+        # these (the legend hides them), so they need none of the glyph copies those make. A
+        # page's build time and size grow with its models, 579 here before.
+        drawn: list[Any] = [GlyphRenderer(data_source=lines[key], nonselection_glyph=None, muted_glyph=None,
+                               glyph=glyph) for glyph in (
+            VArea(x="when", y1=f"low_{shown.name}", y2=f"high_{shown.name}", fill_color=colour,
+                  fill_alpha=0.12),
+            Line(x="when", y=f"value_{shown.name}", line_color=colour))]
+        plot.renderers += drawn
+        items.append(LegendItem(label=key, renderers=drawn))
         for before, after in pairwise(mine):
             if _build(before) != _build(after):
                 changes["when"].append(after.when)
                 changes["text"].append(f"TF {after.tensorflow} {after.git_hash[:10]}")
                 changes["colour"].append(colour)
+    legend.items = items  # the failures' crosses add theirs after
     # Numbers as arrays (Bokeh sends them as one binary buffer); strings only where hovering
     # needs them.
     source = dots_source if dots_source is not None else \
         _dots(points, [shown], lambda p: colour_of[p.machine_key])
     y = f"value_{shown.name}"
     dots = plot.scatter(x="when", y=y, color="colour", size=7, marker="marker", source=source)
+    dots.nonselection_glyph = dots.muted_glyph = None  # nothing selects or mutes them
     plot.add_tools(HoverTool(renderers=[dots], tooltips=[
         ("when", "@when{%F %H:%M}"), (shown.label, f"@{{{y}}}{{0.000}}"), ("machine", "@machine"),
         ("TensorFlow", "@tensorflow"), ("verdict", "@verdict"), ("why", "@reason"),
@@ -202,9 +237,6 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
         plot.add_tools(HoverTool(renderers=[crosses], tooltips=[
             ("when", "@when{%F %H:%M}"), ("failed", "@cause"), ("machine", "@machine"),
             ("", "@message")], formatters={"@when": "datetime"}))
-    plot.legend.location = "bottom_left"
-    plot.legend.label_text_font_size = "7pt"
-    plot.legend.click_policy = "hide"
     return plot
 
 

@@ -39,7 +39,12 @@ class UtcDateTime(sa.types.TypeDecorator[datetime.datetime]):
         return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> datetime.datetime | None:
-        return None if value is None else utc(value)
+        if value is None:
+            return None
+        if isinstance(value, datetime.datetime) and value.tzinfo is None:
+            # SQLite's, written in UTC: the dashboard reads a few hundred thousand of them.
+            return value.replace(tzinfo=datetime.UTC)
+        return utc(value)
 
 
 def now() -> datetime.datetime:

@@ -45,7 +45,8 @@ def test_an_a_a_session_says_numerics_same_from_one_start(a_a_session: SessionRu
 def test_a_side_that_trains_to_other_numbers_fails_numerics_differ(
         make_suite: MakeSuite, tmp_path: Path) -> None:
     suite = make_suite("tinycnn")
-    result = suite.runpytest(*CASE, *AB, "--perf-inject-numerics=2")
+    result = suite.runpytest(*CASE, *AB, "--perf-inject-numerics=2",
+                             "--perf-profile-regressions=off")  # where: test_ab.py's slowdown
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     case = _case(suite.path)
     assert case["failure"]["cause"] == "numerics_differ"

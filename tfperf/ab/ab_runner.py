@@ -5,7 +5,6 @@ file is complete before any failure is raised."""
 from __future__ import annotations
 
 import datetime
-import math
 import os
 import secrets
 import shutil
@@ -18,9 +17,9 @@ from typing import Any
 import pytest
 
 from tfperf.ab import costs, differences, duet, duet_pool, numerics_check, session_report
-from tfperf.ab.duet_types import SIDES, Comparison, Pair, Side
-from tfperf.ab.signed_rank import centre
-from tfperf.ab.verdict import SLOWER
+from tfperf.ab.duet_types import SIDES, Comparison, Side
+from tfperf.ab.finding import first_finding
+from tfperf.ab.profiled_round import profile_round
 from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
 from tfperf.ground.failures import CaseFailure, in_one_line
@@ -66,12 +65,13 @@ class ABRecord:
     # Each duet's costs on each side, and their verdicts (costs.py).
     costs: dict[str, Any] = field(default_factory=dict)
     numerics: dict[str, Any] | None = None  # numerics_check.NumericsVerdict, once judged
+    where: dict[str, Any] | None = None  # a profiled round a side (profiled_round.py), if any
 
     def to_json(self) -> dict[str, Any]:
         failure = self.failure
         return {"case_id": self.case.id, "case": self.case.axis_values(), "sides": self.sides,
                 "pairs": self.pairs, "looks": self.looks, "order_effect": self.order_effect,
-                "costs": self.costs, "numerics": self.numerics,
+                "costs": self.costs, "numerics": self.numerics, "where": self.where,
                 "wall_s": self.wall_s, "rounds_s": self.rounds_s, "relay_s": self.relay_s,
                 "failure": {"cause": failure.cause, "message": failure.message}
                 if failure else None}
@@ -87,18 +87,6 @@ def _check(side: Side, compared: Comparison) -> None:
                               finished["traces_during_measurement"],
                               finished["compilations_during_measurement"],
                               f"{side.label()}, duet {number}")
-
-
-def order_effect(pairs: list[Pair]) -> dict[str, float]:
-    """B/A in the duets that started A first alone, and in those that started B first. Their
-    difference is what starting second does, which the alternation of the duets cancels."""
-    found = {}
-    for first in SIDES:
-        ratios = [p.ratio for p in pairs if duet_pool.start_order(p.duet)[0] == first]
-        if len(ratios) >= 2:
-            found[f"{first.lower()}_first_ratio"] = math.exp(
-                centre([math.log(r) for r in ratios]))
-    return found
 
 
 class ABRunner:
@@ -182,7 +170,7 @@ class ABRunner:
                                         f"{v.high:.3f}], {v.status}"))
                 record.pairs = [p.to_json() for p in compared.pairs]
                 record.looks = [v.to_json() for v in compared.verdicts]
-                record.order_effect = order_effect(compared.pairs)
+                record.order_effect = duet_pool.order_effect(compared.pairs)
                 record.wall_s = compared.wall_s
                 record.rounds_s = compared.rounds_s
                 record.relay_s = compared.relay_s
@@ -205,17 +193,15 @@ class ABRunner:
                 judged = costs.judge_all(duets, self.settings)
                 record.costs = {"duets": duets,
                                 "verdicts": {v.cost.key: v.to_json() for v in judged}}
-                final = compared.verdicts[-1]
-                if final.status == SLOWER:
-                    raise CaseFailure("slower", f"side B is slower than side A: "
-                                      f"{final.figures()}")
-                if numerics is not None and numerics.status == numerics_check.DIFFER:
-                    raise CaseFailure("numerics_differ", "side B trains to other numbers than "
-                                      f"side A: {'; '.join(numerics.problems)}")
-                more = [v.describe() for v in judged if v.status == costs.HIGHER]
-                if more:
-                    raise CaseFailure("costs_more", "side B costs more than side A beyond "
-                                      f"the floor: {'; '.join(more)}")
+                found = first_finding(compared.verdicts[-1], numerics, judged)
+                if (found and self.options.profile_findings) or self.options.profiles(case.id):
+                    self.say("profiling one round a side: where in the step")
+                    record.where = profile_round(
+                        sides, env, self.options.timeout_s, self.log_dir,
+                        self.options.profile_dir / self.session / case.id, case.id,
+                        self.options.worker.cluster)
+                if found:
+                    raise found
             except CaseFailure as failure:
                 record.failure = failure
                 raise
@@ -245,7 +231,7 @@ class ABRunner:
 
     def summary(self) -> list[str]:
         data = self.data()
-        return [session_report.describe_sides(data), *differences.lines(data["differences"]),
+        return [differences.describe_sides(data), *differences.lines(data["differences"]),
                 *session_report.table(data, self.settings)]
 
     def watch(self, say: Callable[[str], None]) -> None:

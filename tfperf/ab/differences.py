@@ -74,3 +74,15 @@ def markdown(found: Sequence[Mapping[str, str]]) -> list[str]:
     rows = [f"| {d['kind']} | `{d['name']}` | {d['A']} | {d['B']} |" for d in found]
     return [f"What differs between the sides ({len(found)}):", "",
             "| what | name | A | B |", "|---|---|---|---|", *rows]
+
+
+def describe_sides(data: Mapping[str, Any]) -> str:
+    """Each side in one line: its role, TensorFlow, spec, variables and workloads."""
+
+    def side(name: str) -> str:
+        kept = data["sides"][name]  # the schema requires only the two sides: each part read so
+        env = " ".join(f"{k}={v}" for k, v in (kept.get("env") or {}).items())
+        return (f"{name} = {kept.get('role', '')}: TensorFlow {kept.get('tensorflow', '')} "
+                f"({kept.get('spec', '')}{', ' + env if env else ''}; workloads "
+                f"{kept.get('workloads', '')})")
+    return "; ".join(side(name) for name in "AB")

@@ -6,13 +6,15 @@ stands in for them at that boundary, so relay and stopping can be tested without
 from __future__ import annotations
 
 import contextlib
+import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from tfperf.ab.duet_types import Side, SideRounds
+from tfperf.ab.duet_types import SIDES, Pair, Side, SideRounds
+from tfperf.ab.signed_rank import centre
 from tfperf.ground.failures import CaseFailure
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
@@ -41,6 +43,18 @@ Launch = Callable[[WorkerSpec, Mapping[str, str], float, Path, str, Runtime], Pr
 def start_order(duet: int) -> tuple[str, str]:
     """Odd duets start A's worker first, even ones B's."""
     return ("A", "B") if duet % 2 else ("B", "A")
+
+
+def order_effect(pairs: Sequence[Pair]) -> dict[str, float]:
+    """B/A in the duets that started A first alone, and in those that started B first. Their
+    difference is what starting second does, which the alternation of the duets cancels."""
+    found = {}
+    for first in SIDES:
+        ratios = [p.ratio for p in pairs if start_order(p.duet)[0] == first]
+        if len(ratios) >= 2:
+            found[f"{first.lower()}_first_ratio"] = math.exp(
+                centre([math.log(r) for r in ratios]))
+    return found
 
 
 @contextlib.contextmanager

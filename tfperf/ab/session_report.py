@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.ab import benchmark_format, costs, differences, numerics_check, random_effects
+from tfperf.ab import benchmark_format, costs, differences, numerics_check, random_effects, where
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
@@ -144,6 +144,8 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
             else ("same", "undecided")  # the failure's message already names what costs more
         lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case, where=False)
                      if not said.split(": ", 1)[1].startswith(told))
+        lines.extend([f"{case['case_id']}: {where.brief(case['where'])}"] if case.get("where")
+                     else [])
     return lines
 
 
@@ -152,16 +154,6 @@ def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
     from its sides (their variables and workloads; no packages were kept)."""
     found: list[dict[str, str]] = data.get("differences") or differences.between(data["sides"])
     return found
-
-
-def describe_sides(data: dict[str, Any]) -> str:
-    def side(name: str) -> str:
-        kept = data["sides"][name]  # the schema requires only the two sides: each part read so
-        env = " ".join(f"{k}={v}" for k, v in (kept.get("env") or {}).items())
-        return (f"{name} = {kept.get('role', '')}: TensorFlow {kept.get('tensorflow', '')} "
-                f"({kept.get('spec', '')}{', ' + env if env else ''}; workloads "
-                f"{kept.get('workloads', '')})")
-    return "; ".join(side(name) for name in "AB")
 
 
 def looks_rule(settings: ABSettings) -> str:
@@ -190,7 +182,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     differ = sum((c.get("numerics") or {}).get("status") == numerics_check.DIFFER
                  for c in data["cases"])
     lines = [f"## tfperf A/B: {data['tier']} tier on {data['machine_key']}", "",
-             describe_sides(data), "", *differences.markdown(differences_of(data)), "",
+             differences.describe_sides(data), "", *differences.markdown(differences_of(data)), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor"
              f"{f'; {differ} training to other numbers' if differ else ''}. "
              f"Intervals: {looks_rule(settings)}.", "",
@@ -213,7 +205,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
                   "batches, losses, first-step gradients and final weights compared within "
                   "the precision's tolerance (differ fails the case):", ""]
         lines += [f"- `{case_id}`: {said}" for case_id, said in checked]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + where.section(data["cases"])) + "\n"
 
 
 def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
@@ -280,6 +272,8 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
     for case in data["cases"]:
         if case["pairs"]:
             plot(case, settings, folder / "plots" / f"{slug(case['case_id'])}.png")
+        if "A" in (case.get("where") or {}):  # a finding's op times, a bar a side an op
+            where.plot(case, folder / "plots" / f"{slug(case['case_id'])}.where.png")
     spread = [e for e in map(start_order_effect, data["cases"]) if e is not None]
     lines = [f"A/B reports: {folder / 'ab.md'}, plots in {folder / 'plots'}, "
              f"pytest-benchmark compare {folder / 'A.json'} {folder / 'B.json'}"]

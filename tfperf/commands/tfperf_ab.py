@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2
     settings = session_report.settings_of(data, args.floor)
-    print(session_report.describe_sides(data))
+    print(differences.describe_sides(data))
     for line in differences.lines(session_report.differences_of(data)):
         print(line)
     for line in session_report.table(data, settings) + session_report.write(data, settings, args.reports):

@@ -96,3 +96,10 @@ class CompareOptions:
     settings: ABSettings
     timeout_s: float
     tier: Tier
+    profile: tuple[str, ...] = ()  # cases profiled whatever their verdict
+    profile_findings: bool = True  # a slower, costs_more or numerics_differ case is profiled
+    profile_dir: Path = Path(".perf-results/profiles")
+
+    def profiles(self, case_id: str) -> bool:
+        """Whether --perf-profile names the case (or says all)."""
+        return any(text == "all" or text in case_id for text in self.profile)

@@ -58,7 +58,9 @@ class PerfOptions:
     size: str | None = None  # the workload size, if not the tier's
     cluster: str = "local"  # multi-process cases: local (loopback), tf_config or slurm
     profile: tuple[str, ...] = ()  # cases whose id contains one of these are profiled
-    profile_regressions: bool = False  # profile every case whose regression is confirmed
+    # Profile every confirmed regression, and both sides of every A/B finding (None: not
+    # said; then on in A/B sessions and the nightly and full tiers, off in smoke).
+    profile_regressions: bool | None = None
     profile_dir: Path = Path(".perf-results/profiles")
     faults: Faults = field(default_factory=Faults)  # test-only, every one
     plan: PlanOptions = field(default_factory=PlanOptions)
@@ -72,11 +74,14 @@ class PerfOptions:
     def measure(self) -> MeasureOptions:
         return MeasureOptions(self.worker, self.rounds, self.timeout_s, self.tier,
                               self.history_dir, self.gate, self.gating, self.rerun, self.profile,
-                              self.profile_regressions, self.profile_dir)
+                              self.tier is not Tier.SMOKE if self.profile_regressions is None
+                              else self.profile_regressions, self.profile_dir)
 
     @property
     def compare(self) -> CompareOptions:
-        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier)
+        return CompareOptions(self.worker, self.ab.settings, self.timeout_s, self.tier,
+                              self.profile, self.profile_regressions is not False,
+                              self.profile_dir)
 
     @property
     def worker(self) -> WorkerOptions:
@@ -142,10 +147,15 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-profile", metavar="TEXT", action="append", default=[],
                     help="Capture a TensorFlow profiler trace of one round, after the measured "
                          "rounds, of the cases whose id contains TEXT (repeatable; 'all' for "
-                         "every case). TensorBoard's profile plugin opens it.")
+                         "every case). TensorBoard's profile plugin opens it. In an A/B "
+                         "session: one round of each side, alone, after its pairs, with a "
+                         "report of the ops whose time moved most.")
     group.addoption("--perf-profile-regressions", metavar="on|off",
                     help="Capture a profile of every case whose regression is confirmed, in "
-                         "its re-run (default: on in the nightly and full tiers, off in smoke).")
+                         "its re-run, and in an A/B session of both sides of every case that "
+                         "ends slower, costs_more or numerics_differ, with a report of where "
+                         "(default: on in A/B sessions and the nightly and full tiers, off in "
+                         "smoke).")
     group.addoption("--perf-profile-dir", metavar="DIR",
                     help="Where profiles are kept, one folder per session and case (default: "
                          "the results folder's profiles/, .perf-results/profiles).")
@@ -267,7 +277,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             profile=_profile(get("perf_profile")),
             profile_regressions=one_of("--perf-profile-regressions", "value",
                                         get("perf_profile_regressions"), ON_OFF) == "on"
-            if get("perf_profile_regressions") else tier is not Tier.SMOKE,
+            if get("perf_profile_regressions") else None,
             profile_dir=folder("perf_profile_dir", "profiles"),
             faults=faults.parse(get),
             xla_example=_example(get("perf_xla_example")) if get("perf_xla_example") else None,

@@ -15,7 +15,7 @@ from tfperf.processes.protocol import WorkerSpec
 from tfperf.worker.case.build import Built
 from tfperf.worker.case.warm_up import Warm
 from tfperf.worker.proofs import case_checks, topology, xla_compilations, xla_trace
-from tfperf.worker.telemetry import reported
+from tfperf.worker.telemetry import op_profile, reported
 from tfperf.worker.telemetry.phase_memory import PhasePeaks
 
 
@@ -76,7 +76,9 @@ def _profile(served: Served, command: dict[str, Any]) -> None:
     served.step += k * len(rounds)
     case_checks.check_finite(rounds[-1].mean_loss, served.step)
     served.memory.close("profiled rounds")
-    protocol.send(served.channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds))
+    # Summarised here, where TensorFlow is: what the A/B's where-report compares.
+    protocol.send(served.channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds),
+                  profile=op_profile.summarise(where, k * len(rounds)))
 
 
 HANDLERS: dict[str, Callable[[Served, dict[str, Any]], None]] = {

@@ -114,7 +114,8 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         shutil.copy(TEST_WORKLOADS / name, main)
     (suite.path / "workloads" / "tinycnn.py").write_text(SLOWER_TINYCNN)
     # A relay every 2 pairs: duets 3 and 4 take over from 1 and 2 within the first look. B/A
-    # 0.56, far beyond the 20% floor (at 0.67 such a session ran to 90 s). Looks at 16 and 32:
+    # about 0.09 (the sort), far beyond the 20% floor (at 0.67, a slowdown injected before,
+    # such a session ran to 90 s; at 0.56, 30-60 s). Looks at 16 and 32:
     # at 8:96 the first look (8 pairs, 4 duets) never decided, and the second, with a
     # fortieth of the alpha, once left it at [0.29, 0.81] beside a busy neighbour and ran to
     # 32 pairs (102 s); at 16:32 the look at 16 has a quarter of it.

@@ -159,3 +159,31 @@ def test_a_failing_worker_names_its_side_and_every_worker_still_ends() -> None:
     started = {who for kind, who in fake.events if kind == "start"}
     ended = {who for kind, who in fake.events if kind == "end"}
     assert started == ended
+
+
+def test_an_injected_slowdown_reaches_side_b_s_rounds_only() -> None:
+    """--perf-inject-slowdown in an A/B (test-only, and the campaigns' known slowdowns:
+    benchmarks/ab_reservoir.py) is side B's: every B round is asked for it, no A round."""
+    asked: list[tuple[str, float]] = []
+
+    class Asked(FakeWorker):
+        def run_round(self, inject_seconds: float = 0.0, inject_fraction: float = 0.0
+                      ) -> dict[str, Any]:
+            asked.append((self.name[0], inject_fraction))
+            return super().run_round(inject_seconds, inject_fraction)
+
+    def launch(spec: WorkerSpec, env: Any, timeout_s: float, log: Path, mode: str,
+               runtime: Runtime) -> FakeWorker:
+        return Asked(fake, log.name.split(".")[-2], 1.0)
+
+    fake = FakeWorkers()
+    sides = {"A": Side("A", "baseline", Runtime(), SPEC),
+             "B": Side("B", "under test", Runtime(), SPEC, 0.3)}
+    def around(measure: Any) -> dict[str, Any]:
+        measure()
+        return {}
+
+    duet.run(sides, {}, SETTINGS, 60.0, Path("/nonexistent"), "case", "local", around, 7,
+             launch=launch)
+    assert {(side, fraction) for side, fraction in asked} == {("A", 0.0), ("B", 0.3)}
+    assert sum(side == "B" for side, _ in asked) >= SETTINGS.min_pairs  # a turn: whole rounds

@@ -96,7 +96,7 @@ def summarise(logdir: Path, steps: int) -> dict[str, Any]:
                     name = events.get(event.metadata_id, "")
                     stats = _stats(event.stats, names)
                     if name == "MemoryAllocation":
-                        allocated[str(stats.get("tf_op") or "?")] += int(
+                        allocated[str(stats.get("tf_op") or "(no op named)")] += int(
                             stats.get("allocation_bytes") or 0)
                     elif (op := _op(name, stats)) is not None:
                         seconds[op] += event.duration_ps / 1e12

@@ -93,8 +93,9 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         # Each step's A/B session is kept as every A/B session is.
         assert {c.document["case_id"] for c in store.ab_cases()} == {CASE_ID}
         assert len(store.ab_cases()) == sum(v != "skipped" for _, _, v in steps)
-        # Steps follow speed: no numerics arms trained.
-        assert all(c.document["numerics"] is None for c in store.ab_cases())
+        # Steps follow speed: no numerics arms trained, no slower step profiled (issue 55).
+        assert all(c.document["numerics"] is None and c.document["where"] is None
+                   for c in store.ab_cases())
         # A duet's sides burst their yardstick at its first pair, and at no other.
         for case in store.ab_cases():
             served: Counter[int] = Counter()

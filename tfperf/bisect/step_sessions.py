@@ -106,9 +106,11 @@ class StepSessions:
             b_folder, a_folder = self.workloads_of(candidate), self.workloads_of(good)
         except ValueError as error:
             return Unusable(f"cannot check out: {error}")
-        # A step follows speed: the numerics check's extra training is left out unless the
-        # user's own arguments (after it, so theirs win) ask for it.
-        args = [self.selection.node, "--perf-ab-numerics=off", *self.selection.pytest_args,
+        # A step follows speed: the numerics check's extra training and a finding's profiled
+        # round (the culprit is the report) are left out unless the user's own arguments
+        # (after them, so theirs win) ask for them.
+        args = [self.selection.node, "--perf-ab-numerics=off", "--perf-profile-regressions=off",
+                *self.selection.pytest_args,
                 f"--perf-tensorflow={candidate.tensorflow}", f"--perf-baseline={good.tensorflow}",
                 f"--perf-ab-floor={level.floor * 100:.6g}",
                 f"--perf-ab-confidence={level.confidence * 100:.6g}",

@@ -166,3 +166,21 @@ def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_
     assert "<td><code>keras</code></td><td>3.15.1</td><td>3.16.0.dev2026102704</td>" in ab_page
     front = (built / "index.html").read_text()
     assert 'type="application/atom+xml"' in front and "1 open" in front
+
+
+def test_a_machine_keeps_its_colour_in_every_figure_whichever_figures_its_runs_lack() -> None:
+    """The runs' dots are one source for all a case's figures, coloured by machine: each
+    figure's lines and bands take the same colours, though machine "a" has no peak memory."""
+    from tfperf.dashboard.plots import case_trends
+
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    points = [site_data.Point(start + datetime.timedelta(days=i), machine, 100.0, "2.21.0",
+                              "h", "pass", f"{machine}{i}",
+                              peak_memory_bytes=None if machine == "a" else 2e9)
+              for i in range(5) for machine in ("a", "b")]
+    plots = case_trends("case", points, []).children
+    colours = [{item.label["value"]: item.renderers[1].glyph.line_color
+                for item in plot.legend[0].items} for plot in plots]
+    assert len(colours) == 2 and colours[1] == {"b": colours[0]["b"]} != {"b": colours[0]["a"]}
+    dots = plots[0].renderers[-1].data_source.data
+    assert {m: c for m, c in zip(dots["machine"], dots["colour"], strict=True)} == colours[0]

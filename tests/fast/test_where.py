@@ -24,7 +24,9 @@ def test_the_op_that_moved_most_comes_first_with_its_ratio_and_shares() -> None:
     assert sort.share_b == pytest.approx(0.006 / 0.0112)
     assert (mul.b_s, mul.change_s) == (0.0, -0.0005)  # B runs no Mul
     assert matmul.ratio == pytest.approx(1.2) and conv.ratio == 1.0
-    assert where.named({"A": A, "B": B}) == ["Sort", "Mul", "MatMul"]
+    assert where.brief({"A": A, "B": B}) == ("where: largest op changes a step, A -> B: Sort "
+                                             "0.000 -> 6.000 ms, Mul 0.500 -> 0.000 ms, MatMul "
+                                             "1.000 -> 1.200 ms")
 
 
 def test_an_op_below_a_side_s_kept_list_is_unknown_not_zero() -> None:
@@ -50,4 +52,4 @@ def test_the_report_lists_ops_clusters_and_memory_by_op_or_says_why_not() -> Non
     assert "Memory by op: no allocation in these traces" in no_memory
     assert where.lines({"error": "a case of 2 processes is not profiled"}) == [
         "No profile: a case of 2 processes is not profiled"]
-    assert where.named({"error": "x"}) == []
+    assert where.brief({"error": "x"}) == "where: no profile: x"

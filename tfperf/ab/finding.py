@@ -12,7 +12,7 @@ from tfperf.ground.failures import CaseFailure
 
 
 def first_finding(final: Verdict, numerics: numerics_check.NumericsVerdict | None,
-       judged: Sequence[costs.CostVerdict]) -> CaseFailure | None:
+                  judged: Sequence[costs.CostVerdict]) -> CaseFailure | None:
     if final.status == SLOWER:
         return CaseFailure("slower", f"side B is slower than side A: {final.figures()}")
     if numerics is not None and numerics.status == numerics_check.DIFFER:

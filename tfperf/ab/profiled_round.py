@@ -21,8 +21,9 @@ from tfperf.ground.failures import CaseFailure
 from tfperf.processes.launcher import launch
 
 
-def profile_round(sides: Mapping[str, Side], env: Mapping[str, str], timeout_s: float, log_dir: Path,
-            folder: Path, case_id: str, cluster_mode: str) -> dict[str, Any]:
+def profile_round(sides: Mapping[str, Side], env: Mapping[str, str], timeout_s: float,
+                  log_dir: Path, folder: Path, case_id: str, cluster_mode: str
+                  ) -> dict[str, Any]:
     """Each side's op summary and where its trace is; a side that cannot be profiled gives
     the reason instead (the case's verdict stands: the profile only says where)."""
     found: dict[str, Any] = {"folder": str(folder)}
@@ -39,10 +40,10 @@ def profile_round(sides: Mapping[str, Side], env: Mapping[str, str], timeout_s: 
             with blamed(side), processes as worker:
                 worker.wait_ready()
                 worker.allow(timeout_s)
-                answer = worker.profile(folder / name)
+                answer = worker.profile(folder / name, summarise=True)
                 worker.allow(timeout_s)
                 finished = worker.finish()
-            found[name] = {**answer.get("profile", {}),
+            found[name] = {**answer["profile"],
                            "memory_by_phase": finished.get("memory_by_phase")}
     except CaseFailure as failure:
         return {"folder": str(folder), "error": f"{failure.cause}: {failure.message}"}

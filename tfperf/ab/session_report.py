@@ -144,8 +144,8 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
             else ("same", "undecided")  # the failure's message already names what costs more
         lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case, where=False)
                      if not said.split(": ", 1)[1].startswith(told))
-        lines.extend([f"{case['case_id']}: {where.brief(case['where'])}"] if case.get("where")
-                     else [])
+        if case.get("where"):
+            lines.append(f"{case['case_id']}: {where.brief(case['where'])}")
     return lines
 
 

@@ -117,13 +117,6 @@ def _short(op: str) -> str:
     return "/".join(op.split("/")[-2:])
 
 
-def named(where: Mapping[str, Any]) -> Sequence[str]:
-    """The ops a where-report puts first."""
-    if where.get("error") or "A" not in where:
-        return []
-    return [c.op for c in compare(where["A"], where["B"])[:3]]
-
-
 def brief(where: Mapping[str, Any]) -> str:
     """The terminal's line: the three largest changes, or why there is no profile."""
     if where.get("error") or "A" not in where:
@@ -156,9 +149,11 @@ def plot(case: Mapping[str, Any], path: Path) -> None:
     changes = list(reversed(compare(found["A"], found["B"])[:SHOWN]))
     figure, axes = plt.subplots(figsize=(7, 0.9 + 0.35 * len(changes)))
     rows = np.arange(len(changes))
-    for offset, name, colour in ((0.2, "A", "#4c72b0"), (-0.2, "B", "#c44e52")):
-        times = [(getattr(c, f"{name.lower()}_s") or 0.0) * 1000 for c in changes]
-        axes.barh(rows + offset, times, height=0.4, color=colour, label=f"side {name}")
+    for offset, name, colour, times in (
+            (0.2, "A", "#4c72b0", [c.a_s for c in changes]),
+            (-0.2, "B", "#c44e52", [c.b_s for c in changes])):
+        axes.barh(rows + offset, [(t or 0.0) * 1000 for t in times], height=0.4, color=colour,
+                  label=f"side {name}")
     axes.set_yticks(rows, [c.op for c in changes], fontsize=7)
     save(figure, axes, (f"{case['case_id']}: where", "ms a step (op time, threads added)", ""),
          path)

@@ -120,12 +120,12 @@ def _lines(points: Sequence[Point], shown: Sequence[Shown]) -> dict[str, ColumnD
         columns: dict[str, Any] = {"when": _ms([p.when for p in mine])}
         for s in shown:
             value, low, high = (np.full(len(mine), np.nan) for _ in range(3))
-            have = [i for i, p in enumerate(mine) if p.figure(s.name) is not None]
-            value[have] = [(mine[i].figure(s.name) or 0.0) * s.scale for i in have]
-            start = 0
+            figures = [p.figure(s.name) for p in mine]
+            have = [i for i, v in enumerate(figures) if v is not None]
+            value[have] = np.array([figures[i] for i in have], dtype=float) * s.scale
+            # Each build's runs that have the figure: its band, as if the others were not there.
             for _, stretch in groupby(have, key=lambda i: _build(mine[i])):
-                at = have[start:start + len(list(stretch))]
-                start += len(at)
+                at = list(stretch)
                 low[at], high[at] = _bands(value[at], _GATE, s.floor)
             columns |= {f"value_{s.name}": value, f"low_{s.name}": low, f"high_{s.name}": high}
         sources[key] = ColumnDataSource(columns)
@@ -139,8 +139,8 @@ def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failur
     colour_of = _colours(points, failures)
     dots = _dots(points, shown, lambda p: colour_of[p.machine_key])
     lines = _lines(points, shown)
-    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s, dots, lines)
-              for s in shown]
+    trends = [case_trend(case_id, points, failures if s == SHOWN[0] else (), s, dots, lines,
+                         colour_of) for s in shown]
     # One time axis for all: panning or zooming one moves the others, and the date ticker (a
     # dozen models) and its formatter are serialised once.
     first = trends[0]
@@ -159,14 +159,15 @@ def case_trends(case_id: str, points: Sequence[Point], failures: Sequence[Failur
 
 
 def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
-               shown: Shown = SHOWN[0], dots_source: ColumnDataSource | None = None,
-               lines: dict[str, ColumnDataSource] | None = None) -> Any:
+               shown: Shown, dots: ColumnDataSource, lines: dict[str, ColumnDataSource],
+               colour_of: dict[str, str]) -> Any:
     """One figure by date, one line per machine key with the gate's band (per TensorFlow build),
     the build's changes marked on the axis, each verdict coloured, runs whose figures a sanity
     check flagged as triangles, the reason on hover, failures as crosses below.
     Renderers and sources are shared across machines and figures where they can be: a page's
     build time grows with its number of Bokeh models, and a fleet's dashboard has hundreds of
-    pages."""
+    pages. `dots`, `lines` and `colour_of` are the whole case's (case_trends): a machine keeps
+    its colour in every figure, whichever figures its runs lack."""
     points = [p for p in points if p.figure(shown.name) is not None]
 
     def value(point: Point) -> float:
@@ -175,8 +176,6 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
     plot = figure(x_axis_type="datetime", height=300, sizing_mode="stretch_width", tools=TOOLS,
                   title=Title(text=f"{case_id}: {shown.label}", text_font_size="9pt"),
                   x_axis_label="date (UTC)", y_axis_label=shown.label)
-    colour_of = _colours(points, failures)
-    lines = lines if lines is not None else _lines(points, [shown])
     lowest = min((value(p) for p in points), default=1.0)
     highest = max((value(p) for p in points), default=1.0)
     changes: dict[str, list[Any]] = {"when": [], "text": [], "colour": []}
@@ -184,7 +183,7 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
     plot.add_layout(legend)
     items: list[Any] = []
     for key, colour in colour_of.items():
-        mine = [p for p in points if p.machine_key == key]
+        mine = [p for p in points if p.machine_key == key]  # those with this figure
         if not mine:
             continue
         # Made as models, not through figure's glyph methods: nothing selects, hovers or mutes
@@ -205,12 +204,10 @@ def case_trend(case_id: str, points: Sequence[Point], failures: Sequence[Failure
     legend.items = items  # the failures' crosses add theirs after
     # Numbers as arrays (Bokeh sends them as one binary buffer); strings only where hovering
     # needs them.
-    source = dots_source if dots_source is not None else \
-        _dots(points, [shown], lambda p: colour_of[p.machine_key])
     y = f"value_{shown.name}"
-    dots = plot.scatter(x="when", y=y, color="colour", size=7, marker="marker", source=source)
-    dots.nonselection_glyph = dots.muted_glyph = None  # nothing selects or mutes them
-    plot.add_tools(HoverTool(renderers=[dots], tooltips=[
+    drawn_dots = plot.scatter(x="when", y=y, color="colour", size=7, marker="marker", source=dots)
+    drawn_dots.nonselection_glyph = drawn_dots.muted_glyph = None  # nothing selects or mutes them
+    plot.add_tools(HoverTool(renderers=[drawn_dots], tooltips=[
         ("when", "@when{%F %H:%M}"), (shown.label, f"@{{{y}}}{{0.000}}"), ("machine", "@machine"),
         ("TensorFlow", "@tensorflow"), ("verdict", "@verdict"), ("why", "@reason"),
         ("flagged", "@flagged")], formatters={"@when": "datetime"}))

@@ -34,7 +34,7 @@ from tfperf.measure import (
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
-from tfperf.options.consumers import MeasureOptions
+from tfperf.options.consumers import MeasureOptions, names_case
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
@@ -124,7 +124,7 @@ class CaseRunner:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"
 
     def _profiled(self, case: Case) -> bool:
-        return any(text == "all" or text in case.id for text in self.options.profile)
+        return names_case(self.options.profile, case.id)
 
     def run(self, case: Case, request: pytest.FixtureRequest) -> None:
         self.measure(case, request.getfixturevalue("benchmark"))

@@ -70,6 +70,11 @@ class WorkerOptions:
     faults: Faults = Faults()
 
 
+def names_case(profile: tuple[str, ...], case_id: str) -> bool:
+    """Whether --perf-profile's texts name the case (one is in its id, or is all)."""
+    return any(text == "all" or text in case_id for text in profile)
+
+
 @dataclass(frozen=True)
 class MeasureOptions:
     """What the single-case runner uses (tfperf.measure.case_runner): how each case is measured,
@@ -101,5 +106,4 @@ class CompareOptions:
     profile_dir: Path = Path(".perf-results/profiles")
 
     def profiles(self, case_id: str) -> bool:
-        """Whether --perf-profile names the case (or says all)."""
-        return any(text == "all" or text in case_id for text in self.profile)
+        return names_case(self.profile, case_id)

@@ -197,11 +197,11 @@ class Cluster:
         return protocol.Burst.of(self._command("measuring", protocol.YARDSTICK,
                                                protocol.YARDSTICK_DONE, repeat=repeat))
 
-    def profile(self, logdir: Path) -> dict[str, Any]:
+    def profile(self, logdir: Path, summarise: bool = False) -> dict[str, Any]:
         # Every task that trains runs the round (their collectives meet); each writes its own
         # folder under logdir.
         return self._command("profiling", protocol.PROFILE, protocol.PROFILED,
-                             logdir=str(logdir))
+                             logdir=str(logdir), summarise=summarise)
 
     def finish(self) -> dict[str, Any]:
         return self._command("finishing", protocol.FINISH, protocol.FINISHED)

@@ -84,7 +84,7 @@ class WorkerSpec:
 
 # Commands, runner -> worker.
 ROUND = "round"
-PROFILE = "profile"  # one more round under TensorFlow's profiler, written to `logdir`
+PROFILE = "profile"  # one more round under the profiler, into `logdir`; `summarise`: read it
 YARDSTICK = "yardstick"  # time one burst of the case's yardstick (see peak), between rounds
 FINISH = "finish"
 

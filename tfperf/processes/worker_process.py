@@ -235,9 +235,11 @@ class Worker:
         self.send(protocol.encode(protocol.YARDSTICK, repeat=repeat))
         return protocol.Burst.of(self.expect(protocol.YARDSTICK_DONE))
 
-    def profile(self, logdir: Path) -> dict[str, Any]:
+    def profile(self, logdir: Path, summarise: bool = False) -> dict[str, Any]:
+        """One more round under the profiler, into logdir; `summarise`: the answer holds the
+        worker's summary of its trace, op by op (an A/B's where-report)."""
         self.phase = "profiling"
-        self.send(protocol.encode(protocol.PROFILE, logdir=str(logdir)))
+        self.send(protocol.encode(protocol.PROFILE, logdir=str(logdir), summarise=summarise))
         return self.expect(protocol.PROFILED)
 
     def finish(self) -> dict[str, Any]:

@@ -76,9 +76,11 @@ def _profile(served: Served, command: dict[str, Any]) -> None:
     served.step += k * len(rounds)
     case_checks.check_finite(rounds[-1].mean_loss, served.step)
     served.memory.close("profiled rounds")
-    # Summarised here, where TensorFlow is: what the A/B's where-report compares.
+    # Summarised here, where TensorFlow is, when asked: what the A/B's where-report compares.
+    # A measured case's profile is its trace alone (TensorBoard's), so it reads none.
+    summary = op_profile.summarise(where, k * len(rounds)) if command.get("summarise") else None
     protocol.send(served.channel, protocol.PROFILED, logdir=str(where), steps=k * len(rounds),
-                  profile=op_profile.summarise(where, k * len(rounds)))
+                  profile=summary)
 
 
 HANDLERS: dict[str, Callable[[Served, dict[str, Any]], None]] = {

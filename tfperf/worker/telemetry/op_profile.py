@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 # The largest ops by time a side sends: a report lists the largest differences, and an op in
-# one side's list but not the other's is compared with that side's total of the rest.
+# one side's list but below the other's is unknown there (where.py), not taken as 0.
 KEEP = 60
 _NUMBERED = re.compile(r"\.\d+$")
 _CLUSTER_SUFFIX = re.compile(r"_config_proto_.*$")

@@ -116,8 +116,9 @@ def _every_failure_reaches_a_store_built_from_the_kept_file(
 
 def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
     """The profiler, not the flag, decides whether XLA ran: an xla=off case whose model
-    compiles with XLA itself fails with cause `configuration`. The step's ops, not the
-    workload's word, decide the layout: an NCHW case that convolves in NHWC fails too."""
+    compiles with XLA itself fails with cause `configuration`, naming the programs XLA ran.
+    The step's ops, not the workload's word, decide the layout: an NCHW case that convolves in
+    NHWC fails too."""
     suite = make_suite("hidden_xla", "nhwc_inside")
     one_device = [a for a in ONE_DEVICE_CONFIG if not a.startswith("--perf-only=data_format")]
     result = suite.runpytest(*one_device, "--perf-only=precision=fp32",
@@ -128,7 +129,8 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
     assert (outcomes.get("failed"), outcomes.get("no_baseline")) == (3, 1), result.stdout.str()
     result.stdout.fnmatch_lines_random([
         "*hidden_xla-cpu1-workers1-xla_off-NHWC-*: configuration: ConfigurationError: "
-        "xla=off, yet XLA executed * times*",
+        "xla=off, yet XLA executed * times (its programs: *_compiled_cross_entropy* (* "
+        "instructions); its largest instructions a step: xla:*",
         "*nhwc_inside-cpu1-workers1-xla_off-NCHW-*: configuration: ConfigurationError: * runs "
         "in NHWC, the case is NCHW*"])
 

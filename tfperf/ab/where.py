@@ -78,27 +78,49 @@ def _clusters(summary: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} ({size} instructions)" for name, size in clusters)
 
 
-def lines(where: Mapping[str, Any]) -> list[str]:
-    """A finding's where-report as Markdown lines: the ops whose time moved most, each side's
-    XLA clusters, the bytes allocated by op where the trace has them; or why there is none."""
+@dataclass(frozen=True)
+class Report:
+    """A finding's where-report, for the Markdown (lines) and the dashboard's A/B page alike:
+    a sentence, the ops whose time moved most (op, A ms, B ms, B/A, shares), and sentences
+    after it whose `code` is marked with backquotes."""
+
+    heading: str
+    rows: list[tuple[str, str, str, str, str, str]]
+    notes: list[str]
+
+
+COLUMNS = ("op", "A ms/step", "B ms/step", "B/A", "share A", "share B")
+
+
+def report(where: Mapping[str, Any]) -> Report:
+    """The ops whose time moved most, each side's XLA clusters, the bytes allocated by op where
+    the trace has them; or why there is no profile."""
     if where.get("error"):
-        return [f"No profile: {where['error']}"]
+        return Report(f"No profile: {where['error']}", [], [])
     a, b = where["A"], where["B"]
-    said = [f"One profiled round a side ({a.get('steps')} steps), outside the measured pairs: "
-            f"all ops {_ms(a.get('ops_s'))} -> {_ms(b.get('ops_s'))} ms a step (threads "
-            "added, so more than the step's wall time where ops run at once).", "",
-            "| op | A ms/step | B ms/step | B/A | share A | share B |", "|---|---|---|---|---|---|"]
+    rows = []
     for change in compare(a, b)[:SHOWN]:
         ratio = "new" if change.a_s == 0.0 and change.b_s else \
             "gone" if change.b_s == 0.0 and change.a_s else \
             f"{change.ratio:.2f}" if change.ratio is not None else "?"
-        said.append(f"| `{change.op}` | {_ms(change.a_s)} | {_ms(change.b_s)} | {ratio} | "
-                    f"{_share(change.share_a)} | {_share(change.share_b)} |")
-    said += ["", f"XLA clusters run: A {_clusters(a)}; B {_clusters(b)}."]
-    memory = _allocated(a, b)
-    said.append(memory or "Memory by op: no allocation in these traces (an allocator without "
-                          "statistics traces none; the phases above say where the peak is).")
-    return said
+        rows.append((change.op, _ms(change.a_s), _ms(change.b_s), ratio, _share(change.share_a),
+                     _share(change.share_b)))
+    memory = _allocated(a, b) or ("Memory by op: no allocation in these traces (an allocator "
+                                  "without statistics traces none; the phases above say where "
+                                  "the peak is).")
+    return Report(f"One profiled round a side ({a.get('steps')} steps), outside the measured "
+                  f"pairs: all ops {_ms(a.get('ops_s'))} -> {_ms(b.get('ops_s'))} ms a step "
+                  "(threads added, so more than the step's wall time where ops run at once).",
+                  rows, [f"XLA clusters run: A {_clusters(a)}; B {_clusters(b)}.", memory])
+
+
+def lines(where: Mapping[str, Any]) -> list[str]:
+    """A finding's where-report as Markdown lines."""
+    found = report(where)
+    if not found.rows:
+        return [found.heading, *found.notes]
+    return [found.heading, "", f"| {' | '.join(COLUMNS)} |", "|---" * len(COLUMNS) + "|",
+            *(f"| `{op}` | {' | '.join(rest)} |" for op, *rest in found.rows), "", *found.notes]
 
 
 def _allocated(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:

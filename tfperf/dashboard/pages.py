@@ -14,6 +14,7 @@ import bokeh
 from bokeh.embed import components
 from bokeh.util.paths import bokehjs_path
 
+from tfperf.ab import where
 from tfperf.cases.matrix import ID_PARTS
 from tfperf.dashboard import bisect_pages
 from tfperf.dashboard.html_text import escape as _e
@@ -152,11 +153,32 @@ def _differences(found: Sequence[Mapping[str, str]] | None) -> str:
             f"<th>name</th><th>A</th><th>B</th></tr>{rows}</table>")
 
 
+def _where(case: ABCase) -> str:
+    """A case's where-report (tfperf.ab.where), as ab.md has it."""
+    assert case.where is not None
+    found = where.report(case.where)
+    table = "" if not found.rows else "<table><tr>" + "".join(
+        f"<th>{_e(c)}</th>" for c in where.COLUMNS) + "</tr>" + "".join(
+        f"<tr><td><code>{_e(op)}</code></td>" + "".join(f'<td class="n">{_e(v)}</td>'
+                                                        for v in rest) + "</tr>"
+        for op, *rest in found.rows) + "</table>"
+    notes = "".join(f"<p>{_code(note)}</p>" for note in found.notes)
+    return (f"<h2>Where in the step: <code>{_e(case.case_id)}</code></h2><p>{_e(found.heading)}"
+            f"</p>{table}{notes}")
+
+
+def _code(text: str) -> str:
+    """Markdown's `code` as HTML's, the rest escaped."""
+    parts = _e(text).split("`")
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
+
+
 def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
             pages_of: Container[str] = (),
             differences: Sequence[Mapping[str, str]] | None = None) -> str:
     """The session's cases, each linking its case's page where it has one (`pages_of`), then
-    every difference between its sides besides what the user named (None: not kept)."""
+    every difference between its sides besides what the user named (None: not kept), then
+    each profiled case's where-report."""
     rows = "".join(
         f"<tr><td>{_case(c.case_id, pages_of)}</td><td class=\"n\">"
         f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
@@ -165,7 +187,8 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
         f"<td class=\"n\">{c.pairs}</td></tr>" for c in cases)
     body = ("<!--plot0-->" if plot is not None else "") + (
         f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
-        f"<th>pairs</th></tr>{rows}</table>") + _differences(differences)
+        f"<th>pairs</th></tr>{rows}</table>") + _differences(differences) + "".join(
+        _where(c) for c in cases if c.where)
     return page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 

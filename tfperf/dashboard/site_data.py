@@ -1,13 +1,14 @@
 """What the dashboard shows, read from the store in four queries and its findings (columns only, never the
-stored documents of runs: a year of a fleet's nights is a few hundred thousand runs; a
-bisection's, which holds its steps, is read whole: there are a handful a week)."""
+stored documents of runs: a year of a fleet's nights is a few hundred thousand runs; of an A/B
+case's, only its where-report; a bisection's, which holds its steps, is read whole: there are a
+handful a week)."""
 
 from __future__ import annotations
 
 import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -61,6 +62,8 @@ class ABCase:
     high: float | None
     pairs: int
     machine_key: str
+    # Where in the step (tfperf.ab.where), for a finding or a case profiled on request.
+    where: dict[str, Any] | None = None
 
 
 @dataclass
@@ -104,12 +107,9 @@ def read(store: ResultsStore) -> SiteData:
                 failed.message, failed.log_path, failed.log_tail))
         for compared in connection.execute(sa.select(
                 ab.c.session_id, ab.c.case_id, ab.c.when, ab.c.verdict, ab.c.ratio, ab.c.low,
-                ab.c.high, ab.c.pairs, sessions.c.machine_key,
+                ab.c.high, ab.c.pairs, sessions.c.machine_key, ab.c.document["where"],
         ).join(sessions, sessions.c.id == ab.c.session_id).order_by(ab.c.when, ab.c.id)):
-            data.ab[compared.session_id].append(ABCase(
-                compared.session_id, compared.case_id, compared.when, compared.verdict,
-                compared.ratio, compared.low, compared.high, compared.pairs,
-                compared.machine_key))
+            data.ab[compared[0]].append(ABCase(*compared[:9], compared[9] or None))
         for id_, differences in connection.execute(sa.select(
                 sessions.c.id, sessions.c.differences).where(sessions.c.kind == "ab",
                                                              sessions.c.differences.is_not(None))):

@@ -131,8 +131,8 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
     assert (outcomes.get("failed"), outcomes.get("no_baseline")) == (3, 1), result.stdout.str()
     result.stdout.fnmatch_lines_random([
         "*hidden_xla-cpu1-workers1-xla_off-NHWC-*: configuration: ConfigurationError: "
-        "xla=off, yet XLA executed * times (its programs: *_compiled_cross_entropy* (* "
-        "instructions); its largest instructions a step: xla:*",
+        "xla=off, yet XLA executed * times (its 2 programs, the largest first: "
+        "*_compiled_cross_entropy* (* instructions), *; its largest instructions a step: xla:*",
         "*nhwc_inside-cpu1-workers1-xla_off-NCHW-*: configuration: ConfigurationError: * runs "
         "in NHWC, the case is NCHW*"])
 

@@ -153,17 +153,16 @@ def _differences(found: Sequence[Mapping[str, str]] | None) -> str:
             f"<th>name</th><th>A</th><th>B</th></tr>{rows}</table>")
 
 
-def _where(case: ABCase) -> str:
+def _where(case_id: str, report: Mapping[str, Any]) -> str:
     """A case's where-report (tfperf.ab.where), as ab.md has it."""
-    assert case.where is not None
-    found = where.report(case.where)
+    found = where.report(report)
     table = "" if not found.rows else "<table><tr>" + "".join(
         f"<th>{_e(c)}</th>" for c in where.COLUMNS) + "</tr>" + "".join(
         f"<tr><td><code>{_e(op)}</code></td>" + "".join(f'<td class="n">{_e(v)}</td>'
                                                         for v in rest) + "</tr>"
         for op, *rest in found.rows) + "</table>"
     notes = "".join(f"<p>{_code(note)}</p>" for note in found.notes)
-    return (f"<h2>Where in the step: <code>{_e(case.case_id)}</code></h2><p>{_e(found.heading)}"
+    return (f"<h2>Where in the step: <code>{_e(case_id)}</code></h2><p>{_e(found.heading)}"
             f"</p>{table}{notes}")
 
 
@@ -188,7 +187,7 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
     body = ("<!--plot0-->" if plot is not None else "") + (
         f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
         f"<th>pairs</th></tr>{rows}</table>") + _differences(differences) + "".join(
-        _where(c) for c in cases if c.where)
+        _where(c.case_id, c.where) for c in cases if c.where)
     return page(f"A/B session {session}", body, 1, [plot] if plot is not None else [])
 
 

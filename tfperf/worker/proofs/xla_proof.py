@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tfperf.worker.proofs import xla_compilations
 from tfperf.worker.proofs.case_checks import ConfigurationError
 
-SHOWN = 5  # instructions a failure names
+SHOWN = 5  # programs and instructions a failure names
 
 if TYPE_CHECKING:
     from tfperf.worker.pipelines import Source
@@ -56,11 +56,15 @@ def what_ran(logdir: Path, steps: int) -> str:
     from tfperf.worker.telemetry import op_profile
 
     summary = op_profile.summarise(logdir, steps)
-    programs = ", ".join(f"{name} ({size} instructions)" for name, size in summary["clusters"])
+    # The largest programs only: one a convolution made a line of 42 (keras 3.16's NCHW case).
+    clusters = sorted(summary["clusters"], key=lambda c: (-c[1], c[0]))
+    programs = ", ".join(f"{name} ({size} instructions)" for name, size in clusters[:SHOWN])
+    more = f" and {len(clusters) - SHOWN} more" if len(clusters) > SHOWN else ""
     largest = [f"{op} {seconds * 1000:.3f} ms" for op, seconds, _ in summary["ops"]
                if op.startswith("xla:")][:SHOWN]
-    return (f"its programs: {programs or 'none named in the trace'}; its largest "
-            f"instructions a step: {', '.join(largest) or 'none traced'}")
+    return (f"its {len(clusters)} programs, the largest first: "
+            f"{programs or 'none named in the trace'}{more}; its largest instructions a step: "
+            f"{', '.join(largest) or 'none traced'}")
 
 
 def prove_in_a_round(source: Source, k: int, mode: str) -> dict[str, Any]:

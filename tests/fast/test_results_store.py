@@ -37,6 +37,30 @@ def test_bad_or_unreachable_stores_are_refused_in_one_line(tmp_path: Path) -> No
     assert "secret" not in str(hidden.value)
 
 
+def test_the_head_read_from_file_names_and_the_revision_read_by_sql_are_alembic_s(
+        tmp_path: Path) -> None:
+    """database.head and database.current spare every store's opener alembic's scripts: they
+    must say what alembic says, at every revision."""
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(database.__file__).parent / "migrations"))
+    scripts = ScriptDirectory.from_config(config)
+    assert database.head() == scripts.get_current_head()
+    engine = database.connect(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    try:
+        for revision in [None, *reversed([s.revision for s in scripts.walk_revisions()])]:
+            if revision is not None:
+                assert database.migrate(engine, to=revision) == revision
+            with engine.connect() as connection:
+                said = MigrationContext.configure(connection).get_current_revision()
+                assert database.current(connection) == said == revision
+    finally:
+        engine.dispose()
+
+
 def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path: Path) -> None:
     """A store at 0003 (runs' figures and reasons in their documents only) is brought to the
     newest schema on open, each run's new columns filled from its document."""

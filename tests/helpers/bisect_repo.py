@@ -124,6 +124,17 @@ def commit_blocks(path: Path, blocks: int, subject: str) -> str:
     return _git(path, "rev-parse", "HEAD")
 
 
+def commit_unbuildable(path: Path, subject: str) -> str:
+    """One more commit whose module imports (so a case is selected) but whose model cannot be
+    built: a worker of it fails before its first step. Its sha."""
+    module = path / "workloads" / "stack.py"
+    module.write_text(module.read_text().replace(
+        "        inputs = keras.Input((SIZE, SIZE, 3))\n",
+        "        raise RuntimeError(\"this revision's stack cannot be built\")\n", 1))
+    _git(path, "commit", "-q", "-am", subject)
+    return _git(path, "rev-parse", "HEAD")
+
+
 def make_project(path: Path) -> Path:
     """A project that runs the suite: pytest.ini, conftest.py and perf/ of this repository,
     with no workloads of its own (each step names its commit's folder)."""

@@ -131,45 +131,56 @@ def _config() -> Config:
     return config
 
 
-def head() -> str:
-    from alembic.script import ScriptDirectory
+_VERSIONS = Path(__file__).parent / "migrations" / "versions"
+_REVISION_FILE = re.compile(r"^(\d{4})_\w+\.py$")
+_VERSION_TABLE = "alembic_version"  # alembic's own table of the revision a store is at
 
-    revision = ScriptDirectory.from_config(_config()).get_current_head()
-    assert revision is not None
-    return revision
+
+def head() -> str:
+    """The newest revision this tfperf knows. Migrations are files named by their revision
+    (0007_session_differences.py is 0007, down from 0006), so the newest is the highest
+    number: read from the names, not by loading alembic's scripts, which every process that
+    opens a store would pay for (0.2 s, a hundred times in the self-tests). That the names
+    give alembic's own head: tests/fast/test_results_store.py."""
+    return max(m.group(1) for f in _VERSIONS.iterdir() if (m := _REVISION_FILE.match(f.name)))
 
 
 def current(connection: sa.Connection) -> str | None:
-    from alembic.runtime.migration import MigrationContext
-
-    return MigrationContext.configure(connection).get_current_revision()
+    """The revision the store is at; None for a store with no schema yet."""
+    if not sa.inspect(connection).has_table(_VERSION_TABLE):
+        return None
+    found = connection.execute(sa.text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars()
+    return next(iter(found), None)
 
 
 def migrate(engine: sa.Engine, to: str = "head") -> str:
     """Bring the schema to this tfperf's newest (or `to`), in one transaction; its revision. A
     store at a revision this tfperf does not know was written by a newer one: never touched."""
-    from alembic import command
-    from alembic.script import ScriptDirectory
-
-    known = {script.revision for script in ScriptDirectory.from_config(_config()).walk_revisions()}
+    newest = head()
+    target = newest if to == "head" else to
     for attempt in range(_MIGRATE_TRIES):
         try:
             with engine.begin() as connection:
                 found = current(connection)
+                if found == target:  # most opens: nothing to do, and no alembic to load
+                    return target
+                from alembic import command
+                from alembic.script import ScriptDirectory
+
+                known = {script.revision for script in
+                         ScriptDirectory.from_config(_config()).walk_revisions()}
                 if found is not None and found not in known:
                     raise StoreUnavailable(
                         f"results store {shown(engine.url)} is at schema revision {found}, "
-                        f"newer than this tfperf's {head()}: upgrade tfperf to use it")
-                target = head() if to == "head" else to
-                if found != target:
-                    config = _config()
-                    config.attributes["connection"] = connection
-                    command.upgrade(config, target)
+                        f"newer than this tfperf's {newest}: upgrade tfperf to use it")
+                config = _config()
+                config.attributes["connection"] = connection
+                command.upgrade(config, target)
             return target
         except sa.exc.DBAPIError as error:
             if attempt == _MIGRATE_TRIES - 1:
                 reason = (str(error.orig).strip().splitlines() or [""])[0]
                 raise StoreUnavailable(f"results store {shown(engine.url)}: its schema could "
-                                       f"not be brought to {head()}: {reason}") from None
+                                       f"not be brought to {newest}: {reason}") from None
             time.sleep(0.2 * (attempt + 1))
     raise AssertionError("unreachable")

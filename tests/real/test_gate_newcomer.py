@@ -42,7 +42,12 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
             one.stdout.fnmatch_lines([f"{CASE_ID}: building history: *building history "
                                       f"({night} of 5)*"])
     runs = [r for r in _kept(history) if r["case_id"] == CASE_ID]
-    assert [r["verdict"] for r in runs] == ["no history"] + ["building history"] * 4 + ["ok"]
+    verdicts = [r["verdict"] for r in runs]
+    assert verdicts[:5] == ["no history"] + ["building history"] * 4, verdicts
+    # The sixth is judged, and passes: `ok`, or `faster: baseline stale` where the five before
+    # it ran beside busier neighbours than it did (a fresh clone's whole run read that once:
+    # tinycnn's millisecond steps move more than its 80% floor between sessions here).
+    assert verdicts[5] in ("ok", "faster: baseline stale"), verdicts
     assert all(r["reason"] for r in runs)
     # Six runs of history now: a compile 5 CPU-seconds longer, in the session and its re-run.
     slow = suite.runpytest("-k", CASE_ID, f"--perf-history={history}", *NIGHTLY,

@@ -41,13 +41,10 @@ def test_the_head_read_from_file_names_and_the_revision_read_by_sql_are_alembic_
         tmp_path: Path) -> None:
     """database.head and database.current spare every store's opener alembic's scripts: they
     must say what alembic says, at every revision."""
-    from alembic.config import Config
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
-    config = Config()
-    config.set_main_option("script_location", str(Path(database.__file__).parent / "migrations"))
-    scripts = ScriptDirectory.from_config(config)
+    scripts = ScriptDirectory.from_config(database._config())
     assert database.head() == scripts.get_current_head()
     engine = database.connect(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     try:

@@ -128,9 +128,11 @@ def commit_unbuildable(path: Path, subject: str) -> str:
     """One more commit whose module imports (so a case is selected) but whose model cannot be
     built: a worker of it fails before its first step. Its sha."""
     module = path / "workloads" / "stack.py"
-    module.write_text(module.read_text().replace(
-        "        inputs = keras.Input((SIZE, SIZE, 3))\n",
-        "        raise RuntimeError(\"this revision's stack cannot be built\")\n", 1))
+    first_line = "        inputs = keras.Input((SIZE, SIZE, 3))\n"  # build_model's
+    text = module.read_text()
+    assert first_line in text, "the fixture's build_model changed: mend commit_unbuildable"
+    module.write_text(text.replace(
+        first_line, "        raise RuntimeError(\"this revision's stack cannot be built\")\n", 1))
     _git(path, "commit", "-q", "-am", subject)
     return _git(path, "rev-parse", "HEAD")
 

@@ -28,6 +28,7 @@ VALID = "sqlite:///PATH, or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
 # Two sessions creating a new PostgreSQL store at once: one wins, the other's CREATE fails on
 # the winner's tables and finds them on its next try.
 _MIGRATE_TRIES = 5
+_MIGRATIONS = Path(__file__).parent / "migrations"  # alembic's scripts, one file a revision
 
 
 def default_url(history: Path) -> str:
@@ -127,11 +128,10 @@ def _config() -> Config:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(_MIGRATIONS))
     return config
 
 
-_VERSIONS = Path(__file__).parent / "migrations" / "versions"
 _REVISION_FILE = re.compile(r"^(\d{4})_\w+\.py$")
 _VERSION_TABLE = "alembic_version"  # alembic's own table of the revision a store is at
 
@@ -142,7 +142,8 @@ def head() -> str:
     number: read from the names, not by loading alembic's scripts, which every process that
     opens a store would pay for (0.2 s, a hundred times in the self-tests). That the names
     give alembic's own head: tests/fast/test_results_store.py."""
-    return max(m.group(1) for f in _VERSIONS.iterdir() if (m := _REVISION_FILE.match(f.name)))
+    return max(m.group(1) for f in (_MIGRATIONS / "versions").iterdir()
+               if (m := _REVISION_FILE.match(f.name)))
 
 
 def current(connection: sa.Connection) -> str | None:

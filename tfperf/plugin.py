@@ -20,7 +20,7 @@ from tfperf.ground.machine import detect
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options import perf as perf_options
 from tfperf.plan import session_plan
-from tfperf.processes import warm_start
+from tfperf.processes import shared_zygotes, warm_start
 from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
 from tfperf.storage import session_files
 from tfperf.storage.errors import StorageError
@@ -52,7 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # options are read (naming a workload reads the workloads folder in a worker).
     if machine.tensorflow != "none" and machine.device_count("gpu") == 0:
         # The environment every worker's starts from, before its case's own settings.
-        warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
+        try:
+            warm_start.begin(xla_modes.environment("off", dict(os.environ)), logs / "zygote.log")
+        except shared_zygotes.FolderError as error:
+            raise pytest.UsageError(str(error)) from None
     parsed = perf_options.parse(config, machine, lambda d: sorted(discover(d, logs)), layout.results)
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing

@@ -60,9 +60,8 @@ def test_identical_sides_say_so_and_a_file_kept_before_packages_compares_the_res
         {"kind": "env", "name": "X", "A": "1", "B": "-"}]
 
 
-def test_an_environment_s_packages_are_read_the_same_here_and_by_its_probe() -> None:
-    here = packages.installed()
-    assert here == dict(sorted(eval(packages.PROBE).items()))  # our own expression
+def test_an_environment_s_packages_are_named_as_pep_503_says() -> None:
+    here = packages.installed()  # what tfperf.worker.environment_probe reads in another
     assert here["numpy"] and packages.normalise("Ml_Dtypes") == "ml-dtypes"
 
 

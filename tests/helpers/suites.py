@@ -25,9 +25,9 @@ SESSION_MARKER = ("TFPERF_SELF_TEST", str(os.getpid()))
 
 def worker_processes() -> list[int]:
     """Pids of tfperf workers still running that this session's self-tests started: not the
-    kept zygotes themselves (their children, forked workers, are counted)."""
-    return [pid for pid in leftovers.running(*SESSION_MARKER)
-            if pid not in warm_start.kept_pids()]
+    shared zygotes themselves (their children, forked workers, are counted)."""
+    shared = warm_start.shared_pids()
+    return [pid for pid in leftovers.running(*SESSION_MARKER) if pid not in shared]
 
 
 def copy_suite(folder: Path, *workloads: str, perf_files: tuple[str, ...] = ("test_training.py",)

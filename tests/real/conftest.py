@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import tensorflow  # noqa: F401
 from tests.helpers.ab_sessions import AB, CASE, SessionRun
 from tests.helpers.suites import REPO, SESSION_MARKER, MakeSuite, copy_suite
 from tfperf.cases import catalog, catalog_cache
-from tfperf.processes import warm_start
+from tfperf.processes import shared_zygotes
 from tfperf.workload import discover
 
 # pytester's in-process runs restore sys.modules after each run, and TensorFlow cannot be
@@ -51,18 +52,19 @@ os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 
 os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
 
-# The suites a self-test runs in this process (pytester's in-process runs) share the zygotes
-# that import TensorFlow, each kept for the next suite whose settings it has: importing again
-# was most of the self-tests' CPU. (Imported here, before any suite runs, so that pytester's
-# restore of sys.modules after a suite keeps this module and its zygotes.) test_warm_start
-# turns it off to see a session end its zygote.
-warm_start.keep_between_sessions(True)
+# Every session a self-test starts, in this process (pytester's in-process runs) or as a process
+# of its own (a bisection's steps, the other project's sessions), shares the zygotes that import
+# TensorFlow, one per settings (tfperf.processes.shared_zygotes): importing again was most of the
+# self-tests' CPU. One folder per pytest-xdist worker, as the SESSION_MARKER each carries
+# differs. test_warm_start unsets it to see a session's own zygote end with it.
+_ZYGOTES = Path(tempfile.mkdtemp(prefix="tfperf-z-"))
+os.environ[shared_zygotes.FOLDER_ENV] = str(_ZYGOTES)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _kept_zygotes_end_with_the_self_tests() -> Iterator[None]:
+def _shared_zygotes_end_with_the_self_tests() -> Iterator[None]:
     yield
-    warm_start.close_all()
+    shared_zygotes.end_all(_ZYGOTES)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -85,9 +85,11 @@ def _plan_lines(planning: subprocess.Popen[str]) -> tuple[list[str], str]:
 
 def test_the_same_machine_gets_the_same_plan_and_planning_imports_no_tensorflow(
         tmp_path: Path) -> None:
-    # One after the other: the first counts the workloads' FLOPs at full size in a worker
-    # (about 17 s on a fresh clone) and keeps them, and the second reads them. At once, both
-    # counted them. (The workloads' catalog is kept already: tests/real/conftest.py.)
+    # One after the other: where nothing is kept for the machine yet, the first counts the
+    # workloads' FLOPs at full size in a worker (17-30 s) and keeps them, and the second reads
+    # them; at once, both counted them. Counting, keeping and counting again when a workload
+    # changes: test_a_plan_counts_the_workloads_flops_once_for_their_files. (The workloads'
+    # catalog is kept already: tests/real/conftest.py.)
     first, said = _plan_lines(_planning("1", tmp_path / "1"))
     second, _ = _plan_lines(_planning("2", tmp_path / "2"))
     assert first and first == second
@@ -161,3 +163,28 @@ def test_an_a_b_case_is_planned_at_its_longest_not_from_history() -> None:
     # A yardstick burst every 8th pair: 7 of 8 pairs' two bursts are not run.
     sparse = replace(ab, ab=ABSettings(yardstick_every=8)).seconds(case)[0]
     assert sparse == pytest.approx(seconds - 256 * 2 * estimate.YARDSTICK_S * 7 / 8)
+
+
+def test_a_plan_counts_the_workloads_flops_once_for_their_files(
+        make_suite: MakeSuite, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    suite = make_suite("tinycnn")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing kept yet
+    census = suite.path / ".perf-results" / "logs" / "flop_census.log"
+    kept = tmp_path / "cache" / "tfperf" / "flops"
+
+    def planned() -> list[str]:
+        result = suite.runpytest("--perf-plan", "-q", "-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        assert "FLOPs not counted" not in result.stdout.str()
+        return [line for line in result.outlines if line.startswith(("smoke", "  "))]
+
+    first = planned()
+    assert first and census.exists() and len(list(kept.glob("*.json"))) == 1
+    # Kept for the workloads' files: the next plan (in any checkout of them) counts nothing.
+    census.unlink()
+    assert planned() == first and not census.exists()
+    # A workload's file changed: counted again.
+    module = suite.path / "workloads" / "tinycnn.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    assert planned() == first and census.exists()
+    assert len(list(kept.glob("*.json"))) == 2

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from tfperf.processes import warm_start
+from tfperf.processes import shared_zygotes, warm_start
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,10 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 def test_a_forked_worker_is_a_process_of_its_own(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # where `python -m tests.helpers.fork_probe` finds its module
+    # As in a user's session: a zygote of the session's own, which ends with it (not the
+    # self-tests' shared ones: conftest.py).
     base = {"PATH": os.environ["PATH"], "TF_CPP_MIN_LOG_LEVEL": "2"}
-    # As in a user's session: the zygote ends with it (the self-tests keep theirs: conftest.py).
-    kept = warm_start.keep_between_sessions(False)
-    monkeypatch.setattr(warm_start, "_zygotes", {})
     warm_start.begin(base, tmp_path / "zygote.log")
     try:
         with (tmp_path / "probe.log").open("wb") as log:
@@ -55,8 +57,7 @@ def test_a_forked_worker_is_a_process_of_its_own(tmp_path: Path,
         zygote = only._process
     finally:
         warm_start.end()
-        warm_start.keep_between_sessions(kept)
-    assert zygote.wait(timeout=10) == 0  # ended with the session
+    assert zygote is not None and zygote.wait(timeout=10) == 0  # ended with the session
     # After the session, workers spawn as before.
     with (tmp_path / "after.log").open("wb") as log:
         assert warm_start.start("tests.helpers.fork_probe", (), base, log) is None
@@ -74,52 +75,61 @@ def _probe_ppid(base: dict[str, str], log_path: Path) -> int:
     return int(seen["ppid"])
 
 
+# Another session, as a process of its own: the pid of the zygote that forked its probe.
+_ANOTHER_SESSION = """
+import json, sys
+from pathlib import Path
+from tfperf.processes import shared_zygotes, warm_start
+from tests.real.test_warm_start import _probe_ppid
+env = json.loads(sys.argv[1])
+warm_start.begin(env, Path(sys.argv[2]) / "another.log")
+print(_probe_ppid(env, Path(sys.argv[2]) / "another-probe.log"))
+warm_start.end()
+"""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote is Linux-only")
-def test_a_kept_zygote_serves_the_next_session_of_its_settings_and_no_other(
+def test_a_shared_zygote_serves_every_session_of_its_settings_and_no_other(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
-    monkeypatch.setattr(warm_start, "_zygotes", {})  # not the self-tests' own kept ones
-    kept = warm_start.keep_between_sessions(True)
-    base = {"PATH": os.environ["PATH"], "TF_CPP_MIN_LOG_LEVEL": "2", "HOME": str(tmp_path)}
+    folder = Path(tempfile.mkdtemp(prefix="tfperf-z-"))  # not the self-tests' own
+    base = {"PATH": os.environ["PATH"], "TF_CPP_MIN_LOG_LEVEL": "2", "HOME": str(tmp_path),
+            shared_zygotes.FOLDER_ENV: str(folder)}
     try:
         warm_start.begin(base, tmp_path / "1.log")
         first = _probe_ppid(base, tmp_path / "p1.log")
         warm_start.end()
-        assert warm_start.kept_pids() == {first}  # outlived its session
+        assert warm_start.shared_pids(base) == {first}  # outlived its session
 
-        # A session that differs only in what no import reads gets the same zygote ...
+        # Another process's session that differs only in what no import reads: the same zygote.
         other_home = {**base, "HOME": str(tmp_path / "elsewhere")}
-        warm_start.begin(other_home, tmp_path / "2.log")
-        assert _probe_ppid(other_home, tmp_path / "p2.log") == first
-        warm_start.end()
+        another = subprocess.run([sys.executable, "-c", _ANOTHER_SESSION, json.dumps(other_home),
+                                  str(tmp_path)], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)
+        assert another.returncode == 0, another.stderr
+        assert int(another.stdout) == first
 
         # ... one whose imports could differ, a zygote of its own.
         logged = {**base, "TF_CPP_MIN_LOG_LEVEL": "0"}
         warm_start.begin(logged, tmp_path / "3.log")
         second = _probe_ppid(logged, tmp_path / "p3.log")
         warm_start.end()
-        assert second != first and warm_start.kept_pids() == {first, second}
+        assert second != first and warm_start.shared_pids(base) == {first, second}
 
-        # A kept zygote that died is replaced at the next session, not used.
-        (killed,) = [z._process for z in warm_start._zygotes.values() if z.pid == first]
-        killed.kill()
-        killed.wait(timeout=10)
+        # One that died is replaced at the next session, not used.
+        started = {p.pid: p for p in shared_zygotes._started}  # this process's children
+        os.kill(first, signal.SIGKILL)
+        started[first].wait(timeout=10)
         warm_start.begin(base, tmp_path / "4.log")
         third = _probe_ppid(base, tmp_path / "p4.log")
-        assert third not in (first, second) and warm_start.kept_pids() == {second, third}
         warm_start.end()
+        assert third not in (first, second) and warm_start.shared_pids(base) == {second, third}
 
-        # Beyond the limit, the least recently used ends with the session that went over.
-        monkeypatch.setattr(warm_start, "KEPT_LIMIT", 2)
-        (oldest,) = [z._process for z in warm_start._zygotes.values() if z.pid == second]
-        quiet = {**base, "TF_CPP_MIN_LOG_LEVEL": "3"}
-        warm_start.begin(quiet, tmp_path / "5.log")
-        fourth = _probe_ppid(quiet, tmp_path / "p5.log")
-        warm_start.end()
-        assert warm_start.kept_pids() == {third, fourth} and oldest.wait(timeout=10) == 0
+        # Once their folder is gone, they end of themselves.
+        started = {p.pid: p for p in shared_zygotes._started}
+        assert set(started) >= {second, third}
+        shutil.rmtree(folder)
+        assert [started[pid].wait(timeout=10) for pid in (second, third)] == [0, 0]
     finally:
-        warm_start.keep_between_sessions(kept)
-        processes = [z._process for z in warm_start._zygotes.values()]
-        warm_start.close_all()
-    assert [p.wait(timeout=10) for p in processes] == [0, 0]
-    assert warm_start.kept_pids() == set()
+        warm_start.end()
+        shared_zygotes.end_all(folder)

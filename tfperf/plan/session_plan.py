@@ -66,8 +66,7 @@ def make(cases: Sequence[Case], workloads: Mapping[str, WorkloadInfo], machine: 
         ordered = runnable
     worker = options.worker
     size = worker.size
-    flops, note = flops_cache.read(options.workloads_dir, size, worker.cache_dir,
-                                   log_dir / "flop_census.log")
+    flops, note = flops_cache.read(options.workloads_dir, size, log_dir / "flop_census.log")
     measured = Measurement(size, worker.warmup_rounds, options.rounds, worker.steps_per_round)
     estimator = estimate.Estimator(
         machine, measured,

@@ -17,7 +17,9 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -28,18 +30,16 @@ from typing import Any
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 
-from tfperf.processes import held_install, packages
+from tfperf.processes import held_install, warm_start
 from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime, without_secrets
 
 READY_MARK = ".tfperf-ready"
 RELEASED = ".tfperf-released"  # the packages it could not hold at the reference's versions
 INSTALL_TIMEOUT_S = 1800.0
 PROBE_TIMEOUT_S = 300.0
-# Imports what every worker imports first, then says which TensorFlow it is and what else
-# the environment holds (every difference between two sides is listed: issue 55).
-_PROBE = ("import json, tensorflow as tf, keras, tfperf.processes.protocol; "
-          "print(json.dumps({'tensorflow': tf.__version__, 'git': tf.version.GIT_VERSION, "
-          f"'keras': keras.__version__, 'packages': {packages.PROBE}}}))")
+# Says which TensorFlow an environment imports and what else it holds; it imports what every
+# worker imports first.
+_PROBE = "tfperf.worker.environment_probe"
 
 
 class SpecError(ValueError):
@@ -181,21 +181,49 @@ def harness_path(cache_dir: Path) -> str:
     return str(folder)
 
 
+def _forked_probe(runtime: Runtime, log_path: Path) -> dict[str, Any] | None:
+    """The probe forked from the runtime's zygote, which the session's workers of this side
+    use anyway: its import is the probe's (shared between sessions: shared_zygotes). None
+    where no zygote serves (outside a session, or one that could not import): spawned then."""
+    with log_path.open("ab") as log:
+        log.write(f"$ {runtime.python} -m {_PROBE} (forked)\n".encode())
+        log.flush()
+        forked = warm_start.start(_PROBE, (), runtime.environ(dict(os.environ)), log, runtime)
+    if forked is None:
+        return None
+    assert forked.stdin is not None and forked.stdout is not None
+    forked.stdin.close()
+    try:
+        if not select.select([forked.stdout], [], [], PROBE_TIMEOUT_S)[0]:
+            os.killpg(forked.pid, signal.SIGKILL)  # hung: the spawned probe says why
+        line = forked.stdout.readline()
+        code = forked.wait(timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    finally:
+        forked.stdout.close()
+    found: dict[str, Any] | None = json.loads(line) if code == 0 and line.strip() else None
+    return found
+
+
 def probe(runtime: Runtime, base_env: dict[str, str], log_path: Path) -> dict[str, Any]:
     """What TensorFlow the runtime's Python imports, or a SpecError saying why it cannot."""
+    found = _forked_probe(runtime, log_path)
+    if found is not None:
+        return found
     try:
-        done = subprocess.run([runtime.python, "-c", _PROBE], capture_output=True, text=True,
+        done = subprocess.run([runtime.python, "-m", _PROBE], capture_output=True, text=True,
                               env=runtime.environ(base_env), timeout=PROBE_TIMEOUT_S,
                               check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SpecError(f"cannot run {runtime.python}: {error}") from None
     with log_path.open("a") as log:
-        log.write(f"$ {runtime.python} -c <probe>\n{done.stdout}{done.stderr}")
+        log.write(f"$ {runtime.python} -m {_PROBE}\n{done.stdout}{done.stderr}")
     if done.returncode != 0:
         raise SpecError(f"TensorFlow cannot be imported by {runtime.python}: "
                         f"{_last_error(done.stderr)} (log: {log_path})")
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    spawned: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return spawned
 
 
 def _built(spec: str, kind_: str, cache_dir: Path, log_path: Path,

@@ -1,21 +1,26 @@
-"""A warm interpreter that forks workers, run as `python -m tfperf.processes.zygote FD` by warm_start.
+"""A warm interpreter that forks workers, started by warm_start as
+`python -m tfperf.processes.zygote FD` (a session's own) or `--listen FD FOLDER` (shared).
 
 Importing TensorFlow and Keras is 4.5-7 s of every worker's start on two cores, more than
-the measured rounds of a smoke case. This process imports them once per session and forks a
-child for each worker: the child is a process of its own (own process group, environment,
-working directory, stdin, stdout and log) that runs its module as `python -m` would.
+the measured rounds of a smoke case. This process imports them once and forks a child for
+each worker: the child is a process of its own (own process group, environment, working
+directory, stdin, stdout and log) that runs its module as `python -m` would.
 
 Forking after the import is safe because the import starts no TensorFlow runtime: no
 thread pool, no device, no XLA flag parsed. Every setting a case varies is read later, when
 the child first runs an op: TF_XLA_FLAGS, XLA_FLAGS, TF_CONFIG, CUDA_VISIBLE_DEVICES,
 logical devices. This process never runs an op, so it never reads them itself.
 
-FD is one end of a SOCK_SEQPACKET socket pair. Each request is a JSON object (module, args,
-env, cwd) carrying three file descriptors (the child's stdin, stdout and stderr); the answer
-is `{"pid": PID}`. When a child ends, `{"exit": PID, "code": CODE, "at": SECONDS}` follows,
-CODE as subprocess gives it (negative: killed by that signal), SECONDS on time.monotonic's
-clock, which every process on the machine shares. The zygote ends when the socket closes
-or its parent dies.
+A session's own zygote: FD is one end of a SOCK_SEQPACKET socket pair, and the zygote ends
+when the socket closes or its parent dies. A shared one: FD is a listening SOCK_SEQPACKET
+socket in FOLDER, and each session that connects is a client of its own; it ends once no
+client is connected and no child runs for SHARED_IDLE_S, or once FOLDER is gone.
+
+Each client first hears `{"ready": true}`. Each request is a JSON object (module, args, env,
+cwd) carrying three file descriptors (the child's stdin, stdout and stderr); the answer is
+`{"pid": PID}`. When a child ends, its client hears `{"exit": PID, "code": CODE, "at":
+SECONDS}`, CODE as subprocess gives it (negative: killed by that signal), SECONDS on
+time.monotonic's clock, which every process on the machine shares.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import socket
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 # What a worker, a cluster task and an equivalence arm import before their first step. Not
@@ -45,6 +51,8 @@ PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.numerics.c
                "placements", "strategies", "cluster.resolvers", "proofs.transfers", "case.phases",
                "case.build", "case.warm_up", "case.serve")))
 REAP_INTERVAL_S = 0.1
+# A shared zygote idle this long (no session connected, no child running) ends.
+SHARED_IDLE_S = 300.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -54,13 +62,16 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _child(request: dict[str, Any], fds: list[int], grouped: int) -> None:
+def _child(request: dict[str, Any], fds: list[int], grouped: int, theirs: list[int]) -> None:
     """Become the requested process; never returns. `grouped` is closed once the child leads
-    its own process group."""
+    its own process group; `theirs` are the zygote's sockets, which the child must not hold
+    (a shared zygote's listener held by a child would take connections nobody serves)."""
     code = 1
     try:
         os.setsid()  # its own process group: the runner ends it and all it starts
         os.close(grouped)
+        for fd in theirs:
+            os.close(fd)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -90,36 +101,52 @@ def _child(request: dict[str, Any], fds: list[int], grouped: int) -> None:
         os._exit(code)
 
 
-def _reap(control: socket.socket) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        # When, on the clock every process shares: a cluster's first death is named by it.
-        control.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status),
-                                 "at": time.monotonic()}).encode())
+def _send(client: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # a client that went away hears nothing more
+        client.send(json.dumps(message).encode())
 
 
-def serve(control: socket.socket) -> None:
-    while True:
-        _reap(control)
-        if not select.select([control], [], [], REAP_INTERVAL_S)[0]:
-            continue
-        message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
-        if not message:
-            return  # the runner closed its end: the session is over
-        request = json.loads(message)
+class Zygote:
+    """The clients (sessions) this process serves and the children each asked for."""
+
+    def __init__(self, listener: socket.socket | None) -> None:
+        self.listener = listener
+        self.clients: list[socket.socket] = []
+        # Each child's pid -> the client that asked for it (None once that client is gone).
+        self.owners: dict[int, socket.socket | None] = {}
+        self.idle_since = time.monotonic()
+
+    def reap(self) -> None:
+        while self.owners:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            owner = self.owners.pop(pid, None)
+            if owner is not None:
+                # When, on the clock every process shares: a cluster's first death is named by it.
+                _send(owner, {"exit": pid, "code": os.waitstatus_to_exitcode(status),
+                              "at": time.monotonic()})
+
+    def accept(self) -> None:
+        assert self.listener is not None
+        client, _ = self.listener.accept()
+        self.clients.append(client)
+        _send(client, {"ready": True})
+
+    def fork(self, client: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         grouped, told = os.pipe()
         pid = os.fork()
         if pid == 0:
-            control.close()
+            theirs = [s.fileno() for s in self.clients]
+            if self.listener is not None:
+                theirs.append(self.listener.fileno())
             os.close(grouped)
-            _child(request, fds, told)
+            _child(request, fds, told, theirs)
         os.close(told)
         # The pid is answered once the child leads its own process group, so that ending
         # the group right away ends the child (killpg would find no such group before).
@@ -127,23 +154,72 @@ def serve(control: socket.socket) -> None:
         os.close(grouped)
         for fd in fds:
             os.close(fd)
-        control.send(json.dumps({"pid": pid}).encode())
+        self.owners[pid] = client
+        _send(client, {"pid": pid})
+
+    def hear(self, client: socket.socket) -> None:
+        try:
+            message, fds, _, _ = socket.recv_fds(client, 1 << 20, 3)
+        except OSError:
+            message, fds = b"", []
+        if message:
+            self.fork(client, json.loads(message), fds)
+            return
+        # The session closed its end: its children are its runner's to end, not ours.
+        self.clients.remove(client)
+        client.close()
+        for pid in [pid for pid, owner in self.owners.items() if owner is client]:
+            self.owners[pid] = None
+        if not self.clients:
+            self.idle_since = time.monotonic()
+
+    def done(self, folder: Path | None) -> bool:
+        if self.listener is None:
+            return not self.clients  # a session's own: over with its session
+        if self.clients or self.owners:
+            return False
+        return not (folder and folder.is_dir()) or \
+            time.monotonic() - self.idle_since > SHARED_IDLE_S
+
+
+def serve(zygote: Zygote, folder: Path | None = None) -> None:
+    while not zygote.done(folder):
+        zygote.reap()
+        waiting = [*zygote.clients, *([zygote.listener] if zygote.listener else [])]
+        for ready in select.select(waiting, [], [], REAP_INTERVAL_S)[0]:
+            if ready is zygote.listener:
+                zygote.accept()
+            elif ready in zygote.clients:
+                zygote.hear(ready)
+
+
+USAGE = ("usage: python -m tfperf.processes.zygote FD | --listen FD FOLDER "
+         "(started by tfperf.processes.warm_start)")
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not argv[0].isdigit():
-        print("usage: python -m tfperf.processes.zygote FD (started by tfperf.processes.warm_start)",
-              file=sys.stderr)
+    shared = argv[:1] == ["--listen"]
+    own = len(argv) == 1 and argv[0].isdigit()
+    if not (own or (shared and len(argv) == 3 and argv[1].isdigit())):
+        print(USAGE, file=sys.stderr)
         return 2
-    _die_with_parent()
-    control = socket.socket(fileno=int(argv[0]))
+    if not shared:
+        _die_with_parent()
     from tfperf.processes.process_setup import without_plotting
 
     without_plotting()
     for module in PRELOAD:
         importlib.import_module(module)
-    control.send(json.dumps({"ready": True}).encode())
-    serve(control)
+    if shared:
+        # Shared by the sessions that name its folder: it outlives the one that started it,
+        # and ends once idle, or once its folder is gone (the self-tests remove theirs).
+        zygote = Zygote(socket.socket(fileno=int(argv[1])))
+        serve(zygote, Path(argv[2]))
+    else:
+        zygote = Zygote(None)
+        zygote.clients.append(control := socket.socket(fileno=int(argv[0])))
+        _send(control, {"ready": True})
+        serve(zygote)
     # Nothing of ours to tear down, and the interpreter's own shutdown with TensorFlow loaded
     # takes about a second, which the session would wait for at its end.
     sys.stdout.flush()

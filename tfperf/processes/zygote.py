@@ -14,7 +14,7 @@ logical devices. This process never runs an op, so it never reads them itself.
 A session's own zygote: FD is one end of a SOCK_SEQPACKET socket pair, and the zygote ends
 when the socket closes or its parent dies. A shared one: FD is a listening SOCK_SEQPACKET
 socket in FOLDER, and each session that connects is a client of its own; it ends once no
-client is connected and no child runs for SHARED_IDLE_S, or once FOLDER is gone.
+client has been connected for SHARED_IDLE_S, or once FOLDER is gone.
 
 Each client first hears `{"ready": true}`. Each request is a JSON object (module, args, env,
 cwd) carrying three file descriptors (the child's stdin, stdout and stderr); the answer is
@@ -51,7 +51,7 @@ PRELOAD = ("tensorflow", "keras", "numpy", "tfperf.workload", "tfperf.numerics.c
                "placements", "strategies", "cluster.resolvers", "proofs.transfers", "case.phases",
                "case.build", "case.warm_up", "case.serve")))
 REAP_INTERVAL_S = 0.1
-# A shared zygote idle this long (no session connected, no child running) ends.
+# A shared zygote that no session has been connected to for this long ends.
 SHARED_IDLE_S = 300.0
 _PR_SET_PDEATHSIG = 1
 
@@ -176,7 +176,9 @@ class Zygote:
     def done(self, folder: Path | None) -> bool:
         if self.listener is None:
             return not self.clients  # a session's own: over with its session
-        if self.clients or self.owners:
+        # With no session connected, a child's end has nobody to be told to: its runner ended
+        # it, or ends it, without us.
+        if self.clients:
             return False
         return not (folder and folder.is_dir()) or \
             time.monotonic() - self.idle_since > SHARED_IDLE_S

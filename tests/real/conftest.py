@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +61,9 @@ os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
 # differs. test_warm_start unsets it to see a session's own zygote end with it.
 _ZYGOTES = Path(tempfile.mkdtemp(prefix="tfperf-z-"))
 os.environ[shared_zygotes.FOLDER_ENV] = str(_ZYGOTES)
+# Also where the session's teardown does not run (a run pytest-xdist interrupts): its zygotes
+# end once their folder is gone.
+atexit.register(shutil.rmtree, _ZYGOTES, True)
 
 
 @pytest.fixture(scope="session", autouse=True)

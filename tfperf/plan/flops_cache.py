@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from tfperf.cases import catalog_cache
 from tfperf.ground.failures import CaseFailure
 from tfperf.processes.worker_process import Worker
+from tfperf.storage import files
 
 TIMEOUT_S = 600.0  # building every full-size model on two cores, with room to spare
 
@@ -40,10 +40,5 @@ def read(directory: Path, size: str, log_path: Path) -> tuple[dict[str, float], 
     except CaseFailure as failure:
         return {}, f"FLOPs not counted ({failure.message}): every workload taken at ResNet-50's"
     with contextlib.suppress(OSError):
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        # Written whole, then renamed: a plan reading it at the same time sees all or none.
-        with tempfile.NamedTemporaryFile("w", dir=kept.parent, delete=False,
-                                         suffix=".tmp") as out:
-            json.dump(found, out, indent=1, sort_keys=True)
-        os.replace(out.name, kept)
+        files.write_growing(kept, found)  # whole or not at all, for a plan reading it at once
     return {k: float(v) for k, v in found.items()}, ""

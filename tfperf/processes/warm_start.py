@@ -120,7 +120,7 @@ def _zygote(runtime: Runtime) -> tuple[ZygoteKey, Zygote, Path]:
         return key, zygote, log_path
     shared: Path | None = _session["shared"]
     if shared is not None:
-        name = shared_zygotes.name(*key[:1], dict(key[1]))
+        name = shared_zygotes.name(runtime.python, dict(key[1]))
         zygote = shared_zygotes.connect(shared, name, base, runtime.python)
         log_path = shared / f"{name}.log"
     else:

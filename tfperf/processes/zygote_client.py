@@ -68,11 +68,6 @@ class Zygote:
             pass
         return self._exits.get(pid)
 
-    def alive(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None
-        return running(self.pid)
-
     def close(self) -> None:
         self._control.close()  # a session's own zygote sees the end of its socket and returns
         if self._process is None:

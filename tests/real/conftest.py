@@ -58,7 +58,7 @@ os.environ[SESSION_MARKER[0]] = SESSION_MARKER[1]
 # of its own (a bisection's steps, the other project's sessions), shares the zygotes that import
 # TensorFlow, one per settings (tfperf.processes.shared_zygotes): importing again was most of the
 # self-tests' CPU. One folder per pytest-xdist worker, as the SESSION_MARKER each carries
-# differs. test_warm_start unsets it to see a session's own zygote end with it.
+# differs. test_warm_start leaves it out of a session's environment to see its own zygote end.
 _ZYGOTES = Path(tempfile.mkdtemp(prefix="tfperf-z-"))
 os.environ[shared_zygotes.FOLDER_ENV] = str(_ZYGOTES)
 # Also where the session's teardown does not run (a run pytest-xdist interrupts): its zygotes

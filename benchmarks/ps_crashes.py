@@ -27,6 +27,7 @@ import gzip
 import json
 import multiprocessing
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -83,6 +84,7 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
     signal = SIGNAL.search(failure.group(2)) if failure else None
     log = LOG.search(failure.group(2)) if failure else None
     stack = _keep(Path(log.group(1)), f"{args.label}-{number}") if log else []
+    native = _native_stacks(folder) if args.cores else []
     ran = re.search(r"\b1 passed\b", done.stdout.splitlines()[-1] if done.stdout else "")
     ended = ("passed" if done.returncode == 0 and ran and not failure
              else "crash" if failure and failure.group(1) == "crash"
@@ -93,6 +95,7 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
             "cause": failure.group(1) if failure else None,
             "message": failure.group(2) if failure else None,
             "signal": signal.group(1) if signal else None, "stack": stack,
+            "native_stack": native,
             "exit_code": done.returncode,
             "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
@@ -120,6 +123,21 @@ def _keep(log: Path, name: str) -> list[str]:
     return frames
 
 
+def _native_stacks(folder: Path) -> list[str]:
+    """The native stack of the thread that crashed, from each core file a crashed process left
+    in the run's folder (its working directory), read by gdb: faulthandler's stack stops at
+    the Python frame that called into TensorFlow, the core goes on into TensorFlow's C++.
+    The cores (hundreds of MB each) are removed once read."""
+    frames: list[str] = []
+    for core in sorted(folder.glob("core*")):
+        done = subprocess.run(["gdb", "-batch", "-ex", "bt 40", sys.executable, str(core)],
+                              capture_output=True, text=True, check=False)
+        frames += [f"{core.name}: {line.strip()}" for line in done.stdout.splitlines()
+                   if line.startswith("#")]
+        core.unlink()
+    return frames
+
+
 def _commit() -> str:
     return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"],
                           capture_output=True, text=True, check=False).stdout.strip()
@@ -135,6 +153,11 @@ def run(args: argparse.Namespace) -> int:
     machine = detect()
     out = args.out or DATA / f"{machine.key()}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.cores:
+        if shutil.which("gdb") is None:
+            raise SystemExit("--cores reads the cores with gdb, which is not on PATH")
+        # Inherited by pytest, its zygote and every task forked from it.
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     folder = Path(tempfile.mkdtemp(prefix="ps-crashes-"))
     commit = _commit()
     neighbours = [multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
@@ -182,6 +205,8 @@ def report(args: argparse.Namespace) -> int:
                 print(f"    run {row['run']} ({row['commit']}): {row['cause']}: {row['message']}")
                 for frame in row.get("stack", [])[:args.frames]:
                     print(f"        {frame}")
+                for frame in row.get("native_stack", [])[:args.frames]:
+                    print(f"        {frame}")
     return 0
 
 
@@ -197,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure.add_argument("--neighbours", type=int, default=0,
                          help="processes that spin on the cores the whole time")
     measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
+    measure.add_argument("--cores", action="store_true",
+                         help="let crashed processes dump core and keep each one's native stack "
+                              "(gdb); the host's core_pattern must write plain files")
     measure.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     judge = commands.add_parser("report", help="crash counts per label, with intervals")
     judge.add_argument("files", nargs="+", type=Path)

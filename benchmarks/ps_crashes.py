@@ -132,8 +132,10 @@ def _native_stacks(folder: Path) -> list[str]:
     for core in sorted(folder.glob("core*")):
         done = subprocess.run(["gdb", "-batch", "-ex", "bt 40", sys.executable, str(core)],
                               capture_output=True, text=True, check=False)
-        frames += [f"{core.name}: {line.strip()}" for line in done.stdout.splitlines()
-                   if line.startswith("#")]
+        # gdb names the crashing frame once as it loads the core, then again in the backtrace.
+        lines = list(dict.fromkeys(line.strip() for line in done.stdout.splitlines()
+                                   if line.startswith("#")))
+        frames += [f"{core.name}: {line}" for line in lines]
         core.unlink()
     return frames
 

@@ -217,10 +217,28 @@ def _centred(kept: dict[str, Any]) -> np.ndarray:
     return found
 
 
+def _kurtosis(kept: dict[str, Any]) -> float:
+    """The pairs' tails: the kurtosis of log B/A about each duet's median (3 if normal)."""
+    pairs = pairs_of(kept)
+    residuals = np.concatenate([pairs.log_ratios[pairs.duets == d]
+                                - np.median(pairs.log_ratios[pairs.duets == d])
+                                for d in np.unique(pairs.duets)])
+    return float(np.mean(residuals ** 4) / np.mean(residuals ** 2) ** 2)
+
+
+def _centres_over_model(kept: dict[str, Any]) -> float:
+    """The duets' centres' real spread over what the verdict's model says of it,
+    (pi / 3) sigma_e^2 / m, with no offsets (A/A): below 1 where the Hodges-Lehmann centre
+    beats its normal-noise variance (heavy tails), so the interval errs wide."""
+    centres = duet_centres(kept).ravel()
+    within = random_effects.fit(pairs_of(kept), 0.0, False).within_sd
+    return float(np.var(centres, ddof=1) / (random_effects.HL_VARIANCE * within ** 2 / RELAY))
+
+
 def describe(args: argparse.Namespace) -> int:
     print("| workload | injected | session | pairs | per-pair SD | duet SD | second turn | B/A | "
-          "expected B/A | shape as A/A's (KS p) |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "expected B/A | shape as A/A's (KS p) | kurtosis | duets' centres / model |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     by_workload: dict[str, list[np.ndarray]] = {}
     kept_all = list(load(args.files))
     # Does a real slowdown behave as a scaled one? Its B/A against 1 / (1 + injected), and the
@@ -238,7 +256,7 @@ def describe(args: argparse.Namespace) -> int:
         print(f"| {kept['workload']} | {kept['slowdown'] or 0:.1%} | {kept['session']} | "
               f"{len(kept['pairs'])} | {fit.within_sd:.2%} | {fit.duet_sd:.2%} | "
               f"{np.expm1(fit.order_effect):+.2%} | {np.exp(fit.centre):.4f} | "
-              f"{expected:.4f} | {shape} |")
+              f"{expected:.4f} | {shape} | {_kurtosis(kept):.1f} | {_centres_over_model(kept):.2f} |")
         if not kept["slowdown"]:
             by_workload.setdefault(kept["workload"], []).append(duet_centres(kept))
     for workload, found in by_workload.items():

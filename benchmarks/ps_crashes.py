@@ -6,13 +6,19 @@ history folder of its own, and appends one line a run to a JSON-lines file: how 
 (passed, crash, another failure), the failure's line, the signal, and the settings. By default
 the case is the self-tests' own (tinycnn, a 2-worker ParameterServerStrategy cluster, the
 millisecond steps that crashed), run for --rounds measured rounds of --steps steps, so that each
-run reads many more remote losses (`RemoteValue.fetch`, where `copy_tensor` runs) than a
-self-test's three rounds. --label names what is measured (before or after a change); with
---neighbours N, N processes spin on the cores the whole time (a whole self-test run keeps both
-cores of a 2-core machine busy beside the case, which is where it crashed):
+run copies many more steps' losses back to the chief (`copy_tensor`, in the coordinator's
+threads as each step ends) than a self-test's three rounds. --label names what is measured
+(before or after a change); with --neighbours N, N processes spin on the cores the whole
+time (a whole self-test run keeps both cores of a 2-core machine busy beside the case, which is
+where it crashed):
 
     python benchmarks/ps_crashes.py run --runs 40 --label before
     python benchmarks/ps_crashes.py run --runs 40 --label before --neighbours 2
+    python benchmarks/ps_crashes.py run --runs 150 --label before --neighbours 2 --cores
+
+With --cores a crashed process dumps core in the run's folder, and the record keeps the crashing
+thread's native backtrace (gdb), which goes on into TensorFlow's C++ where faulthandler's stack
+stops; the core is removed once read.
 
 `report` counts crashes per label and settings, with a 95% Clopper-Pearson interval; runs
 made at different settings are never pooled:
@@ -140,6 +146,24 @@ def _native_stacks(folder: Path) -> list[str]:
     return frames
 
 
+def _allow_cores() -> None:
+    """Crashed processes dump core in their working directory, the run's folder (one line and
+    exit 2 where they cannot, before any run)."""
+    if shutil.which("gdb") is None:
+        raise SystemExit("--cores reads the cores with gdb, which is not on PATH; install gdb "
+                         "or leave --cores out")
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    if pattern.startswith("|") or "/" in pattern:
+        raise SystemExit(f"--cores needs cores written as plain files in the process's folder; "
+                         f"this host's kernel.core_pattern is {pattern!r} (set it to 'core', "
+                         "or leave --cores out)")
+    _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    if hard == 0:
+        raise SystemExit("--cores: this shell's hard limit on core files is 0 (ulimit -Hc)")
+    # Inherited by pytest, its zygote and every task forked from it.
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
 def _commit() -> str:
     return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=10", "HEAD"],
                           capture_output=True, text=True, check=False).stdout.strip()
@@ -156,10 +180,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{machine.key()}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.cores:
-        if shutil.which("gdb") is None:
-            raise SystemExit("--cores reads the cores with gdb, which is not on PATH")
-        # Inherited by pytest, its zygote and every task forked from it.
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        _allow_cores()
     folder = Path(tempfile.mkdtemp(prefix="ps-crashes-"))
     commit = _commit()
     neighbours = [multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)

@@ -67,6 +67,7 @@ DESIGNS = {
     "duets-t 90% relay 8 half-looks power 2": Design(ABSettings()),  # the shipped defaults
     "duets-t 90% relay 4 power 2": Design(replace(ONE_SIDED, relay=4, spending_power=2)),
     "shipped, yardstick every 8th pair": Design(ABSettings(), 8),
+    "clusters-t, shipped otherwise": Design(replace(ABSettings(), look_rule="clusters-t")),
 }
 
 

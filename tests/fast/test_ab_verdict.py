@@ -206,7 +206,7 @@ def test_the_bounds_take_the_spreads_seen_so_far() -> None:
     assert float(norm.sf(z_noise[0])) * 2 < 0.05 * 2 / 16
 
 
-@pytest.mark.parametrize("rule", ["duets-t", "duets", "spending"])
+@pytest.mark.parametrize("rule", ["duets-t", "clusters-t", "duets", "spending"])
 def test_many_sessions_judged_at_once_get_each_session_s_own_verdict(rule: str) -> None:
     """judge_many (the simulations' path) gives each session what judge gives it alone, at
     every look: its fit, its own bounds among sessions whose spreads differ, its status."""
@@ -224,3 +224,24 @@ def test_many_sessions_judged_at_once_get_each_session_s_own_verdict(rule: str) 
         for field in ("ratio", "low", "high"):
             assert getattr(many, field) == pytest.approx([getattr(v, field) for v in alone],
                                                          rel=1e-12)
+
+
+def test_clusters_t_takes_the_duets_centres_own_spread_alone() -> None:
+    """The candidate rule: the same looks, bounds and t as duets-t, with Var(B/A) the duets'
+    centres' own spread over D instead of never less than the model's; heavy-tailed pairs,
+    whose Hodges-Lehmann centres spread less than the model's (pi / 3) sigma_e^2 / m says."""
+    shipped = DEFAULTS
+    candidate = replace(DEFAULTS, look_rule="clusters-t")
+    draw = np.random.default_rng(11)
+    pairs = simulate.session(Conditions(1.0, 0.08, 0.0, heavy_tails=True), shipped, draw)
+    head = pairs.head(128)
+    wide, narrow = verdict.judge(head, shipped), verdict.judge(head, candidate)
+    fit = random_effects.fit(head, shipped.min_duet_sd, False)
+    _, index, sizes = np.unique(head.duets, return_inverse=True, return_counts=True)
+    centres = signed_rank.centres(head.log_ratios - fit.order_effect * head.b_second, index,
+                                  sizes)
+    half = math.log(narrow.high / narrow.low) / 2
+    assert half / (math.log(wide.high / wide.low) / 2) == pytest.approx(
+        math.sqrt(np.var(centres, ddof=1) / len(centres)) / fit.se, rel=1e-9)
+    assert half < math.log(wide.high / wide.low) / 2
+    assert narrow.ratio == wide.ratio

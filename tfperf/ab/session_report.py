@@ -16,7 +16,7 @@ from tfperf.ab import benchmark_format, costs, differences, numerics_check, rand
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
-from tfperf.options.ab_settings import BONFERRONI, DUET_RULES, DUETS_T, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, T_RULES, ABSettings
 from tfperf.storage.results_store import ABCaseRow
 
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
@@ -159,13 +159,14 @@ def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
 def looks_rule(settings: ABSettings) -> str:
     """How a case is judged, and how wide each look's interval is."""
     if settings.look_rule in DUET_RULES:
-        df = "on the duets' degrees of freedom" if settings.look_rule == DUETS_T else \
+        df = "on the duets' degrees of freedom" if settings.look_rule in T_RULES else \
             "on degrees of freedom chosen by whether that floor binds (before issue 53)"
         power = f" to the power {settings.spending_power:g}" if settings.spending_power != 1 \
             else ""
-        return (f"each worker process a unit: duets' Hodges-Lehmann estimates in a "
-                f"random-effects model (a duet's own offset at least "
-                f"{settings.min_duet_sd:.1%} SD), Student's t {df}, looks at "
+        spread = "the variance their centres' own spread" if settings.look_rule == CLUSTERS_T \
+            else f"a random-effects model (a duet's own offset at least {settings.min_duet_sd:.1%} SD)"
+        return (f"each worker process a unit: duets' Hodges-Lehmann estimates in "
+                f"{spread}, Student's t {df}, looks at "
                 f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
                 f"spent as the information{power} grows (each case's intervals say their "
                 f"level)")

@@ -43,7 +43,7 @@ import numpy as np
 
 from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
-from tfperf.options.ab_settings import BONFERRONI, DUET_RULES, DUETS_T, SPENDING, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, SPENDING, T_RULES, ABSettings
 
 # What a verdict can say: a Literal, so that a misspelt status is a type error.
 Status = Literal["slower", "faster", "same", "undecided"]
@@ -185,12 +185,20 @@ def _fits(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
     found = random_effects.fits(log_ratios, duets, b_second, yardstick, settings.min_duet_sd,
                                 settings.adjust_yardstick)
     n = log_ratios.shape[1]
-    if settings.look_rule == DUETS_T and found.duets < 2:
+    if settings.look_rule in T_RULES and found.duets < 2:
         raise ValueError(f"{n} pairs on one duet: judging by duets needs two or more")
     if (found.df <= 0).any():
         raise ValueError(f"{n} pairs on {found.duets} duets: judging by duets needs "
                          "more pairs than duets, and two for the order effect")
     return found
+
+
+def _variances(found: random_effects.Fits, settings: ABSettings) -> np.ndarray:
+    """Each session's Var(log B/A) as its interval takes it: the model's, never less than the
+    duets' centres' own spread over D; under `clusters-t` that spread alone."""
+    if settings.look_rule == CLUSTERS_T:
+        return found.spread_variance()
+    return found.variance()
 
 
 def _critical(found: random_effects.Fits, n: int, settings: ABSettings
@@ -208,7 +216,7 @@ def _critical(found: random_effects.Fits, n: int, settings: ABSettings
     # floor binds (`duets`) is a test on the data that left the first looks' intervals too
     # narrow wherever the duets' offsets exceed the floor (issue 53; docs/ab.md).
     tail: np.ndarray = ndtr(-z)
-    df = found.duets - 1 if settings.look_rule == DUETS_T else found.effective_df()
+    df = found.duets - 1 if settings.look_rule in T_RULES else found.effective_df()
     critical: np.ndarray = -stdtrit(df, tail)
     return tail, critical
 
@@ -219,7 +227,7 @@ def _by_duets(pairs: Pairs, settings: ABSettings) -> Verdict:
     fit, n, floor = found.one(0), len(pairs), settings.floor
     tails, criticals = _critical(found, n, settings)
     tail, critical = float(tails[0]), float(criticals[0])
-    half = critical * fit.se
+    half = critical * math.sqrt(float(_variances(found, settings)[0]))
     lo, hi = math.exp(fit.centre - half), math.exp(fit.centre + half)
     status = _status(lo, hi, floor)
     more = more_duets = None
@@ -259,7 +267,7 @@ def judge_many(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
                            for f in ("ratio", "low", "high")))
     found = _fits(log_ratios, duets, b_second, None, settings)
     _, critical = _critical(found, log_ratios.shape[1], settings)
-    half = critical * np.sqrt(found.variance())
+    half = critical * np.sqrt(_variances(found, settings))
     low, high = np.exp(found.centre - half), np.exp(found.centre + half)
     return Intervals(_statuses(low, high, settings.floor), np.exp(found.centre), low, high)
 

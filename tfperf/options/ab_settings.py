@@ -14,13 +14,19 @@ import numpy as np
 # duets' degrees of freedom at every look; or, in sessions kept before, duets as units with the
 # degrees of freedom chosen by the data (issue 33), independent pairs with alpha spent by the
 # pairs, or alpha / K at each of K looks.
-LookRule = Literal["duets-t", "duets", "spending", "bonferroni"]
+LookRule = Literal["duets-t", "clusters-t", "duets", "spending", "bonferroni"]
 DUETS_T: Final = "duets-t"
+# A candidate the studies judge (issue 53), no session's default: duets-t with Var(B/A) the
+# duets' centres' own spread over D alone, without the model's (pi / 3) sigma_e^2 / m as its
+# lower bound, which overstates a Hodges-Lehmann centre's variance where the pairs' noise has
+# heavy tails (docs/ab.md, the reservoir).
+CLUSTERS_T: Final = "clusters-t"
 DUETS: Final = "duets"
 SPENDING: Final = "spending"
 BONFERRONI: Final = "bonferroni"
-LOOK_RULES = (DUETS_T, DUETS, SPENDING, BONFERRONI)
-DUET_RULES = (DUETS_T, DUETS)  # the rules that take each worker process as a unit
+LOOK_RULES = (DUETS_T, CLUSTERS_T, DUETS, SPENDING, BONFERRONI)
+DUET_RULES = (DUETS_T, CLUSTERS_T, DUETS)  # the rules that take each worker process as a unit
+T_RULES = (DUETS_T, CLUSTERS_T)  # Student's t on the duets' D - 1 degrees of freedom
 
 
 @dataclass(frozen=True)

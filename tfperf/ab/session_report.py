@@ -163,10 +163,11 @@ def looks_rule(settings: ABSettings) -> str:
             "on degrees of freedom chosen by whether that floor binds (before issue 53)"
         power = f" to the power {settings.spending_power:g}" if settings.spending_power != 1 \
             else ""
-        spread = "the variance their centres' own spread" if settings.look_rule == CLUSTERS_T \
-            else f"a random-effects model (a duet's own offset at least {settings.min_duet_sd:.1%} SD)"
-        return (f"each worker process a unit: duets' Hodges-Lehmann estimates in "
-                f"{spread}, Student's t {df}, looks at "
+        spread = "with the variance from their centres' own spread" \
+            if settings.look_rule == CLUSTERS_T else \
+            f"in a random-effects model (a duet's own offset at least {settings.min_duet_sd:.1%} SD)"
+        return (f"each worker process a unit: duets' Hodges-Lehmann estimates {spread}, "
+                f"Student's t {df}, looks at "
                 f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
                 f"spent as the information{power} grows (each case's intervals say their "
                 f"level)")

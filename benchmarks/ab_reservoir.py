@@ -226,13 +226,11 @@ def _kurtosis(kept: dict[str, Any]) -> float:
     return float(np.mean(residuals ** 4) / np.mean(residuals ** 2) ** 2)
 
 
-def _centres_over_model(kept: dict[str, Any]) -> float:
+def _centres_over_model(centres: np.ndarray, within_sd: float) -> float:
     """The duets' centres' real spread over what the verdict's model says of it,
     (pi / 3) sigma_e^2 / m, with no offsets (A/A): below 1 where the Hodges-Lehmann centre
     beats its normal-noise variance (heavy tails), so the interval errs wide."""
-    centres = duet_centres(kept).ravel()
-    within = random_effects.fit(pairs_of(kept), 0.0, False).within_sd
-    return float(np.var(centres, ddof=1) / (random_effects.HL_VARIANCE * within ** 2 / RELAY))
+    return float(np.var(centres, ddof=1) / (random_effects.HL_VARIANCE * within_sd ** 2 / RELAY))
 
 
 def describe(args: argparse.Namespace) -> int:
@@ -250,15 +248,17 @@ def describe(args: argparse.Namespace) -> int:
             for w in {k["workload"] for k in kept_all}}
     for kept in kept_all:
         fit = random_effects.fit(pairs_of(kept), 0.0, False)
+        centres = duet_centres(kept)
         expected = 1 / (1 + (kept["slowdown"] or 0))
         shape = (f"{ks_2samp(_centred(kept), same[kept['workload']]).pvalue:.2f}"
                  if kept["slowdown"] and same[kept["workload"]].size else "")
         print(f"| {kept['workload']} | {kept['slowdown'] or 0:.1%} | {kept['session']} | "
               f"{len(kept['pairs'])} | {fit.within_sd:.2%} | {fit.duet_sd:.2%} | "
               f"{np.expm1(fit.order_effect):+.2%} | {np.exp(fit.centre):.4f} | "
-              f"{expected:.4f} | {shape} | {_kurtosis(kept):.1f} | {_centres_over_model(kept):.2f} |")
+              f"{expected:.4f} | {shape} | {_kurtosis(kept):.1f} | "
+              f"{_centres_over_model(centres.ravel(), fit.within_sd):.2f} |")
         if not kept["slowdown"]:
-            by_workload.setdefault(kept["workload"], []).append(duet_centres(kept))
+            by_workload.setdefault(kept["workload"], []).append(centres)
     for workload, found in by_workload.items():
         # One-way analyses of variance of the duets' centres: by generation within sessions
         # (what duets alive together share: an intraclass correlation), and by session.

@@ -20,11 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tfperf.processes.cluster import free_ports
 
 SERVER = """
 import tensorflow as tf
@@ -64,18 +67,8 @@ def chief(mode: str, seconds: float) -> None:
     print(json.dumps({"steps": steps}), flush=True)
 
 
-def _ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 def one(mode: str, seconds: float) -> dict[str, object]:
-    ports = _ports(4)
+    ports = free_ports(4)
     spec = {"chief": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[3]}"],
             "worker": [f"127.0.0.1:{ports[1]}", f"127.0.0.1:{ports[2]}"]}
     base = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONFAULTHANDLER": "1"}

@@ -142,13 +142,12 @@ class Fits:
     duets: int
     mean_inverse_size: float
     df: np.ndarray
+    centres_var: np.ndarray  # the duets' centres' own variance (ddof 1)
     yardstick_slope: np.ndarray | None = None
     yardstick_share: np.ndarray | None = None
-    centres_var: np.ndarray | None = None  # the duets' centres' own variance (ddof 1)
 
     def spread_variance(self) -> np.ndarray:
         """Var(mu) from the duets' centres' own spread alone, over D (no model)."""
-        assert self.centres_var is not None
         found: np.ndarray = self.centres_var / self.duets
         return found
 
@@ -237,7 +236,7 @@ def fits(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
         duet_sd = np.where(np.isfinite(within_sd), np.sqrt(np.maximum(
             0.0, between - HL_VARIANCE * within_sd ** 2 * inverse)), np.inf)
     return Fits(centres.mean(axis=1), within_sd, duet_sd, np.maximum(duet_sd, min_duet_sd),
-                gamma, len(names), inverse, df, slope, share, between)
+                gamma, len(names), inverse, df, between, slope, share)
 
 
 def fit(pairs: Pairs, min_duet_sd: float, adjust_yardstick: bool) -> Fit:

@@ -32,6 +32,7 @@ import argparse
 import gzip
 import json
 import multiprocessing
+import os
 import re
 import resource
 import shutil
@@ -105,6 +106,7 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
             "exit_code": done.returncode,
             "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
+            "cpus": sorted(os.sched_getaffinity(0)),
             "pytest_args": list(args.pytest_args),
             "commit": commit}
 
@@ -181,6 +183,10 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.cores:
         _allow_cores()
+    if args.cpus:
+        # Everything this run starts (the neighbours, pytest, the cluster's tasks) inherits it:
+        # the tasks' threads and the spinners then interleave on fewer cores than they expect.
+        os.sched_setaffinity(0, args.cpus)
     folder = Path(tempfile.mkdtemp(prefix="ps-crashes-"))
     commit = _commit()
     neighbours = [multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
@@ -211,16 +217,17 @@ def report(args: argparse.Namespace) -> int:
             for line in source:
                 row = json.loads(line)
                 groups[(row["machine_key"], row["label"], row["workload"], row["rounds"],
-                        row["steps"], row.get("neighbours", 0),
+                        row["steps"], row.get("neighbours", 0), len(row.get("cpus", [0, 1])),
                         " ".join(row["pytest_args"]))].append(row)
-    print("machine | label | workload | rounds x steps | neighbours | args | runs | crashes | "
-          "other failures | crash rate [95% Clopper-Pearson] | median s")
-    for (key, label, workload, rounds, steps, busy, extra), rows in sorted(groups.items()):
+    print("machine | label | workload | rounds x steps | neighbours | cpus | args | runs | "
+          "crashes | other failures | crash rate [95% Clopper-Pearson] | median s")
+    for (key, label, workload, rounds, steps, busy, cpus, extra), rows in sorted(groups.items()):
         crashes = sum(r["ended"] == "crash" for r in rows)
         other = sum(r["ended"] == "failed" for r in rows)
         low, high = stats.binomtest(crashes, len(rows)).proportion_ci(method="exact")
         seconds = sorted(r["seconds"] for r in rows)[len(rows) // 2]
-        print(f"{key} | {label} | {workload} | {rounds} x {steps} | {busy} | {extra or '-'} | "
+        print(f"{key} | {label} | {workload} | {rounds} x {steps} | {busy} | {cpus} | "
+              f"{extra or '-'} | "
               f"{len(rows)} | {crashes} | {other} | {crashes / len(rows):.1%} "
               f"[{low:.1%}, {high:.1%}] | {seconds:.0f}")
         for row in rows:
@@ -244,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure.add_argument("--steps", type=int, default=10)
     measure.add_argument("--neighbours", type=int, default=0,
                          help="processes that spin on the cores the whole time")
+    measure.add_argument("--cpus", type=lambda text: {int(c) for c in text.split(",")},
+                         help="the CPUs (e.g. 0) the whole run is held to; default all")
     measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
     measure.add_argument("--cores", action="store_true",
                          help="let crashed processes dump core and keep each one's native stack "

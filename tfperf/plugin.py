@@ -20,7 +20,7 @@ from tfperf.ground.machine import detect
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options import perf as perf_options
 from tfperf.plan import session_plan
-from tfperf.processes import shared_zygotes, warm_start
+from tfperf.processes import scratch, shared_zygotes, warm_start
 from tfperf.session import BENCHMARK_DEFAULT_STORAGE, PerfSession, discover, start
 from tfperf.storage import session_files
 from tfperf.storage.errors import StorageError
@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.benchmark_storage = f"file://{layout.baselines}"
     machine = detect()
     logs = layout.results / "logs"
+    scratch.sweep()  # what sessions killed outright left in the temporary folder
     # Not where a GPU is: that forking after a CUDA build's import leaves CUDA usable in the
     # child is not verified yet (no GPU runner with TensorFlow has run it). Begun before the
     # options are read (naming a workload reads the workloads folder in a worker).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import signal
 import subprocess
@@ -140,13 +141,16 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
 def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
     results = suite.path / "history" / "results"
+    temporary = suite.path / "tmp"  # the session's scratch folders, and its workers'
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary)}
     session = subprocess.Popen(
         [sys.executable, "-m", "pytest", "perf", "-p", "no:cacheprovider",
          # The nightly tier (at tiny size) takes both precisions: two cases, in this order.
          *ONE_DEVICE_CONFIG, "--perf-tier=nightly", "--perf-selection=all", "--perf-size=tiny",
          "--perf-only=preprocess=host", "--perf-only=precision=fp32,mixed_bf16",
          f"--perf-history={suite.path / 'history'}"],
-        cwd=suite.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=suite.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         deadline = time.monotonic() + 300
         kept: list[Path] = []
@@ -176,11 +180,22 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr
     assert "| `tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-" in report.stdout
-    # The orphaned worker reads the end of its input and exits.
+    # The orphaned worker reads the end of its input and exits, removing its scratch folder
+    # (its runner, killed, could not).
     deadline = time.monotonic() + 60
     while worker_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert worker_processes() == []
+    assert not list(temporary.iterdir())
+    # What a killed session's own cleanup would have removed (an A/B session's numerics
+    # folder, say), the next session that starts removes: its maker is gone.
+    left = temporary / f"tfperf-ab-numerics-{session.pid}-a1b2c3d4"
+    left.mkdir()
+    listed = subprocess.run([sys.executable, "-m", "pytest", "perf", "--collect-only", "-q",
+                             "-p", "no:cacheprovider", *ONE_DEVICE_CONFIG], cwd=suite.path,
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert not left.exists()
 
 
 def test_a_retrace_or_recompilation_during_the_measured_rounds_fails_the_case_as_not_steady(

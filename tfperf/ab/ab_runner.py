@@ -8,7 +8,6 @@ import datetime
 import os
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from tfperf.ground.machine import Machine
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import CompareOptions
+from tfperf.processes import scratch
 from tfperf.processes.runtime import Runtime
 from tfperf.storage import formats, stored_runs, timestamps
 from tfperf.storage.files import write_growing
@@ -107,7 +107,7 @@ class ABRunner:
         self.keeper: Keeper | None = None  # writes each case to the results store
         self.say: Callable[[str], None] = lambda _: None  # what a running case has so far
         # Both sides' numerics arms; their files are scratch (the verdict keeps the figures).
-        self.scratch = Path(tempfile.mkdtemp(prefix="tfperf-ab-numerics-"))
+        self.scratch = scratch.make("ab-numerics")
         self.numerics = numerics_check.NumericsCheck(
             {name: setup.runtime for name, setup in sides.items()}, self.scratch, log_dir,
             options.timeout_s)

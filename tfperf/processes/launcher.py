@@ -12,7 +12,6 @@ when the case ends, however it ends.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from tfperf.ground.failures import CaseFailure
-from tfperf.processes import cluster, protocol
+from tfperf.processes import cluster, protocol, scratch
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.processes.worker_process import Worker
 
@@ -216,7 +215,7 @@ def launch(spec: protocol.WorkerSpec, env: Mapping[str, str], timeout_s: float, 
         return Worker(spec.to_json(), env, timeout_s, log_path, runtime=runtime)
     tasks = cluster.tasks(spec.case["strategy"], workers)
     addresses = cluster.loopback_spec(tasks)
-    compilations = Path(tempfile.mkdtemp(prefix="tfperf-cluster-"))
+    compilations = scratch.make("cluster")
     started = []
     for task in tasks:
         task_env = {**env, "TF_CONFIG": cluster.tf_config(addresses, task),

@@ -14,7 +14,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure, cause_of
-from tfperf.processes import protocol, warm_start
+from tfperf.processes import protocol, scratch, warm_start
 from tfperf.processes.runtime import CURRENT, Runtime
 
 # Enough for a crash's whole stack: a worker forked from a zygote has about 20 frames, the case's
@@ -83,7 +82,7 @@ class Worker:
 
     def __enter__(self) -> Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._scratch = Path(tempfile.mkdtemp(prefix="tfperf-worker-"))
+        self._scratch = scratch.make("worker")
         self.env[protocol.SCRATCH_ENV] = str(self._scratch)
         with self.log_path.open("wb") as log:
             # Forked from the session's zygote, with TensorFlow imported already; spawned

@@ -44,7 +44,9 @@ def main() -> int:
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     phases = Phases(channel)
-    # The runner's scratch folder, which it removes; a worker started by hand makes its own.
+    # The runner's scratch folder, which both remove: the runner when it ends this worker, the
+    # worker as it exits (its runner may have been killed outright, with no cleanup of its
+    # own). A worker started by hand makes its own.
     scratch = os.environ.get(protocol.SCRATCH_ENV)
     compiled = Path(scratch) / "xla-compilations" if scratch else \
         Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
@@ -59,7 +61,7 @@ def main() -> int:
                       message=in_one_line(error), phase=phases.phase)
         return 1
     finally:
-        shutil.rmtree(compiled, ignore_errors=True)
+        shutil.rmtree(scratch or compiled, ignore_errors=True)
     return 0
 
 

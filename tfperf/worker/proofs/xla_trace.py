@@ -13,6 +13,7 @@ the TensorFlow function that called it): the proof cannot see their XLA, and fai
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import threading
 import time
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tensorflow as tf
+
+from tfperf.processes import protocol
 
 if TYPE_CHECKING:
     from tfperf.worker.pipelines import Source
@@ -105,7 +108,10 @@ def profiling(logdir: Path) -> Iterator[None]:
 def traced() -> Iterator[XlaActivity]:
     """Profile the body; the yielded XlaActivity is filled in when the body ends."""
     activity = XlaActivity()
-    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-") as logdir:
+    # In the worker's scratch folder, which its runner removes even where the worker is killed
+    # inside this block.
+    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-",
+                                     dir=os.environ.get(protocol.SCRATCH_ENV)) as logdir:
         try:
             with profiling(Path(logdir)):
                 yield activity

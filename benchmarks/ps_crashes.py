@@ -86,7 +86,8 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
                            "--perf-tier=smoke", *CASE, f"--perf-rounds={args.rounds}",
                            f"--perf-steps-per-round={args.steps}", "--perf-warmup-rounds=1",
                            *args.pytest_args],
-                          cwd=folder, capture_output=True, text=True, check=False)
+                          cwd=folder, capture_output=True, text=True, check=False,
+                          env={**os.environ, **args.env})
     failure = FAILURE.search(done.stdout)
     signal = SIGNAL.search(failure.group(2)) if failure else None
     log = LOG.search(failure.group(2)) if failure else None
@@ -107,6 +108,7 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
             "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
             "cpus": sorted(os.sched_getaffinity(0)),
+            "env": args.env,
             "pytest_args": list(args.pytest_args),
             "commit": commit}
 
@@ -218,7 +220,8 @@ def report(args: argparse.Namespace) -> int:
                 row = json.loads(line)
                 groups[(row["machine_key"], row["label"], row["workload"], row["rounds"],
                         row["steps"], row.get("neighbours", 0), len(row.get("cpus", [0, 1])),
-                        " ".join(row["pytest_args"]))].append(row)
+                        " ".join([*(f"{k}={v}" for k, v in row.get("env", {}).items()),
+                                  *row["pytest_args"]]))].append(row)
     print("machine | label | workload | rounds x steps | neighbours | cpus | args | runs | "
           "crashes | other failures | crash rate [95% Clopper-Pearson] | median s")
     for (key, label, workload, rounds, steps, busy, cpus, extra), rows in sorted(groups.items()):
@@ -253,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="processes that spin on the cores the whole time")
     measure.add_argument("--cpus", type=lambda text: {int(c) for c in text.split(",")},
                          help="the CPUs (e.g. 0) the whole run is held to; default all")
+    # ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 host runs oneDNN's kernels as the AVX2-only host
+    # does (the crash was seen only there): another timing for whatever races.
+    measure.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                         help="set in the run's environment (e.g. ONEDNN_MAX_CPU_ISA=AVX2)")
     measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
     measure.add_argument("--cores", action="store_true",
                          help="let crashed processes dump core and keep each one's native stack "
@@ -263,6 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     judge.add_argument("--frames", type=int, default=12,
                        help="of each crash's stack, the innermost frames to print")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        bad = [pair for pair in args.env if "=" not in pair]
+        if bad:
+            parser.error(f"--env {bad[0]!r}: expected NAME=VALUE")
+        args.env = dict(pair.split("=", 1) for pair in args.env)
     if args.command == "run" and (min(args.runs, args.rounds, args.steps) < 1
                                   or args.neighbours < 0):
         parser.error("--runs, --rounds and --steps are whole numbers from 1, --neighbours from 0")

@@ -180,22 +180,21 @@ def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuit
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr
     assert "| `tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-" in report.stdout
-    # The orphaned worker reads the end of its input and exits, removing its scratch folder
-    # (its runner, killed, could not).
+    # The orphaned worker reads the end of its input and exits.
     deadline = time.monotonic() + 60
     while worker_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert worker_processes() == []
-    assert not list(temporary.iterdir())
-    # What a killed session's own cleanup would have removed (an A/B session's numerics
-    # folder, say), the next session that starts removes: its maker is gone.
-    left = temporary / f"tfperf-ab-numerics-{session.pid}-a1b2c3d4"
-    left.mkdir()
+    # What the killed session left in its temporary folder (a worker removes its own scratch
+    # folder as it exits, but one not yet started when the session died cannot; an A/B
+    # session's numerics folder, planted here), the next session that starts removes: their
+    # maker is gone.
+    (temporary / f"tfperf-ab-numerics-{session.pid}-a1b2c3d4").mkdir()
     listed = subprocess.run([sys.executable, "-m", "pytest", "perf", "--collect-only", "-q",
                              "-p", "no:cacheprovider", *ONE_DEVICE_CONFIG], cwd=suite.path,
                             env=env, capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stdout + listed.stderr
-    assert not left.exists()
+    assert not list(temporary.iterdir())
 
 
 def test_a_retrace_or_recompilation_during_the_measured_rounds_fails_the_case_as_not_steady(

@@ -38,16 +38,11 @@ def _run(spec: protocol.WorkerSpec, channel: IO[str], phases: Phases, started: f
     serve.case(built, warm, spec, sys.stdin, channel, compiled, phases.memory)
 
 
-def main() -> int:
-    started = time.perf_counter()
+def _serve(started: float, scratch: str | None) -> int:
     without_plotting()
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     phases = Phases(channel)
-    # The runner's scratch folder, which both remove: the runner when it ends this worker, the
-    # worker as it exits (its runner may have been killed outright, with no cleanup of its
-    # own). A worker started by hand makes its own.
-    scratch = os.environ.get(protocol.SCRATCH_ENV)
     compiled = Path(scratch) / "xla-compilations" if scratch else \
         Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
     compiled.mkdir(exist_ok=True)
@@ -61,8 +56,21 @@ def main() -> int:
                       message=in_one_line(error), phase=phases.phase)
         return 1
     finally:
-        shutil.rmtree(scratch or compiled, ignore_errors=True)
+        shutil.rmtree(compiled, ignore_errors=True)
     return 0
+
+
+def main() -> int:
+    started = time.perf_counter()
+    # The runner's scratch folder, which both remove: the runner when it ends this worker, the
+    # worker as it exits however it exits (its runner may have been killed outright, even
+    # before it sent the case). A worker started by hand makes its own.
+    scratch = os.environ.get(protocol.SCRATCH_ENV)
+    try:
+        return _serve(started, scratch)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

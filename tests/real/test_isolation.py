@@ -22,6 +22,7 @@ from tests.helpers.suites import MakeSuite, worker_processes
 from tfperf.commands import tfperf_store
 from tfperf.dashboard import site, site_data
 from tfperf.dashboard.html_text import slug
+from tfperf.processes import protocol
 from tfperf.storage import database, session_files
 from tfperf.storage.results_store import ResultsStore
 
@@ -136,6 +137,20 @@ def test_a_case_that_does_not_run_as_named_fails(make_suite: MakeSuite) -> None:
         "*_compiled_cross_entropy* (* instructions), *; its largest instructions a step: xla:*",
         "*nhwc_inside-cpu1-workers1-xla_off-NCHW-*: configuration: ConfigurationError: * runs "
         "in NHWC, the case is NCHW*"])
+
+
+def test_a_worker_left_before_its_case_came_removes_its_runner_s_scratch_folder(
+        tmp_path: Path) -> None:
+    """Its runner killed before it sent the case (the worker reads the end of its input): the
+    worker still removes the scratch folder its runner made, which nobody else would until the
+    next session starts."""
+    folder = tmp_path / "tfperf-worker-1-a1b2c3d4"
+    (folder / "xla-compilations").mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-m", "tfperf.worker"], stdin=subprocess.DEVNULL,
+                          env={**os.environ, protocol.SCRATCH_ENV: str(folder)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "JSONDecodeError" in done.stderr, done.stderr
+    assert not folder.exists()
 
 
 def test_a_session_killed_mid_way_keeps_every_finished_case(make_suite: MakeSuite) -> None:

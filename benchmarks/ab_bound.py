@@ -39,34 +39,23 @@ import numpy as np
 from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ab_reservoir import DUETS, RELAY, costs, generations, load  # a sibling study
+from ab_reservoir import RELAY, adjusted_generations, costs, duet_centres, load  # a sibling study
 
-from tfperf.ab import random_effects, signed_rank
+from tfperf.ab import random_effects
 
 Z = 1.645  # a one-sided 5%: the most a 90% interval may miss by on one side
 CHEAPER_PAIR = 0.63 / 1.01  # ab_pair_cost.py: bursts every 8th pair, one-step turns
 
 
 def centre_variance(kept: dict[str, Any], m: int) -> float:
-    """The session's real variance of a duet's centre over m pairs: each relay generation's
-    duets cut to their first m pairs, centred as the verdict centres them."""
-    found = []
-    for g in generations(kept):
-        head = g.head(DUETS * m)
-        fit = random_effects.fit(head, 0.0, False)
-        _, index, sizes = np.unique(head.duets, return_inverse=True, return_counts=True)
-        adjusted = head.log_ratios - fit.order_effect * head.b_second
-        found.append(signed_rank.centres(adjusted[None, :], index, sizes)[0])
-    return float(np.var(np.concatenate(found), ddof=1))
+    """The session's real variance of a duet's centre over m pairs."""
+    return float(np.var(duet_centres(kept, m).ravel(), ddof=1))
 
 
 def lehmann_variance(kept: dict[str, Any], m: int) -> tuple[float, float, float]:
     """The real variance of a duet's centre over m pairs, the model's and Lehmann's."""
     real, differences, within = centre_variance(kept, m), [], []
-    for g in generations(kept):
-        head = g.head(DUETS * m)
-        fit = random_effects.fit(head, 0.0, False)
-        adjusted = head.log_ratios - fit.order_effect * head.b_second
+    for head, fit, adjusted in adjusted_generations(kept, m):
         within.append(fit.within_sd ** 2)
         for duet in np.unique(head.duets):
             v = adjusted[head.duets == duet]

@@ -195,15 +195,23 @@ def judge(args: argparse.Namespace) -> int:
     return 0
 
 
-def duet_centres(kept: dict[str, Any]) -> np.ndarray:
-    """Each duet's centre as the verdict takes it (the Hodges-Lehmann estimate of its log B/A
-    after the second turn), as generations x duets."""
-    found = []
+def adjusted_generations(kept: dict[str, Any], m: int = RELAY
+                         ) -> Iterator[tuple[Pairs, random_effects.Fit, np.ndarray]]:
+    """Each relay generation with its duets cut to their first m pairs, its fit, and its
+    log B/A after the second turn, as the verdict takes them."""
     for g in generations(kept):
-        fit = random_effects.fit(g, 0.0, False)
-        _, index, sizes = np.unique(g.duets, return_inverse=True, return_counts=True)
-        found.append(signed_rank.centres(g.log_ratios - fit.order_effect * g.b_second, index,
-                                         sizes))
+        head = g.head(DUETS * m)
+        fit = random_effects.fit(head, 0.0, False)
+        yield head, fit, head.log_ratios - fit.order_effect * head.b_second
+
+
+def duet_centres(kept: dict[str, Any], m: int = RELAY) -> np.ndarray:
+    """Each duet's centre over its first m pairs as the verdict takes it (the Hodges-Lehmann
+    estimate of its log B/A after the second turn), as generations x duets."""
+    found = []
+    for head, _, adjusted in adjusted_generations(kept, m):
+        _, index, sizes = np.unique(head.duets, return_inverse=True, return_counts=True)
+        found.append(signed_rank.centres(adjusted, index, sizes))
     return np.array(found)
 
 

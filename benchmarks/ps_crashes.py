@@ -243,6 +243,24 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cpus(text: str) -> set[int]:
+    try:
+        cpus = {int(c) for c in text.split(",")}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CPU numbers, e.g. 0 or 0,1") from None
+    if not cpus <= os.sched_getaffinity(0):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: this process may run on CPUs {sorted(os.sched_getaffinity(0))} only")
+    return cpus
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not name or not equals:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE")
+    return name, value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -254,11 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure.add_argument("--steps", type=int, default=10)
     measure.add_argument("--neighbours", type=int, default=0,
                          help="processes that spin on the cores the whole time")
-    measure.add_argument("--cpus", type=lambda text: {int(c) for c in text.split(",")},
+    measure.add_argument("--cpus", type=_cpus,
                          help="the CPUs (e.g. 0) the whole run is held to; default all")
     # ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 host runs oneDNN's kernels as the AVX2-only host
     # does (the crash was seen only there): another timing for whatever races.
-    measure.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+    measure.add_argument("--env", action="append", type=_setting, default=[], metavar="NAME=VALUE",
                          help="set in the run's environment (e.g. ONEDNN_MAX_CPU_ISA=AVX2)")
     measure.add_argument("--out", type=Path, help="the JSON-lines file to append to")
     measure.add_argument("--cores", action="store_true",
@@ -271,10 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="of each crash's stack, the innermost frames to print")
     args = parser.parse_args(argv)
     if args.command == "run":
-        bad = [pair for pair in args.env if "=" not in pair]
-        if bad:
-            parser.error(f"--env {bad[0]!r}: expected NAME=VALUE")
-        args.env = dict(pair.split("=", 1) for pair in args.env)
+        args.env = dict(args.env)
     if args.command == "run" and (min(args.runs, args.rounds, args.steps) < 1
                                   or args.neighbours < 0):
         parser.error("--runs, --rounds and --steps are whole numbers from 1, --neighbours from 0")

@@ -41,11 +41,13 @@ def sweep(root: Path | None = None) -> list[Path]:
     removed = []
     for path in (root or Path(tempfile.gettempdir())).glob(f"{PREFIX}*"):
         found = _NAME.match(path.name)
+        if found is None:
+            continue
         try:
             mine = path.is_dir() and path.stat().st_uid == os.getuid()
         except OSError:
             continue
-        if found and mine and _gone(int(found.group(1))):
+        if mine and _gone(int(found.group(1))):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

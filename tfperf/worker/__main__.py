@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
 from typing import IO
 
 from tfperf.ground.failures import in_one_line
-from tfperf.processes import protocol
+from tfperf.processes import protocol, scratch
 from tfperf.processes.process_setup import claim_stdout, without_plotting
 from tfperf.worker.case.phases import Phases
 from tfperf.worker.proofs import case_checks, xla_compilations
@@ -38,13 +37,11 @@ def _run(spec: protocol.WorkerSpec, channel: IO[str], phases: Phases, started: f
     serve.case(built, warm, spec, sys.stdin, channel, compiled, phases.memory)
 
 
-def _serve(started: float, scratch: str | None) -> int:
+def _serve(started: float, compiled: Path) -> int:
     without_plotting()
     channel = claim_stdout()
     spec = protocol.WorkerSpec.from_json(sys.stdin.readline())
     phases = Phases(channel)
-    compiled = Path(scratch) / "xla-compilations" if scratch else \
-        Path(tempfile.mkdtemp(prefix="tfperf-xla-compilations-"))
     compiled.mkdir(exist_ok=True)
     xla_compilations.enable(os.environ, compiled)
     try:
@@ -55,22 +52,20 @@ def _serve(started: float, scratch: str | None) -> int:
                       failure=case_checks.classify(error, phases.phase),
                       message=in_one_line(error), phase=phases.phase)
         return 1
-    finally:
-        shutil.rmtree(compiled, ignore_errors=True)
     return 0
 
 
 def main() -> int:
     started = time.perf_counter()
-    # The runner's scratch folder, which both remove: the runner when it ends this worker, the
-    # worker as it exits however it exits (its runner may have been killed outright, even
-    # before it sent the case). A worker started by hand makes its own.
-    scratch = os.environ.get(protocol.SCRATCH_ENV)
+    # The runner's scratch folder (a worker started by hand makes its own), which both remove:
+    # the runner when it ends this worker, the worker as it exits however it exits (its runner
+    # may have been killed outright, even before it sent the case).
+    folder = os.environ.get(protocol.SCRATCH_ENV)
+    own = Path(folder) if folder else scratch.make("worker")
     try:
-        return _serve(started, scratch)
+        return _serve(started, own / "xla-compilations")
     finally:
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(own, ignore_errors=True)
 
 
 if __name__ == "__main__":

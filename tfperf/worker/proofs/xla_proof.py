@@ -17,13 +17,10 @@ Both paths need TensorFlow only through the modules they call; `problem` needs n
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfperf.processes import protocol
 from tfperf.worker.proofs import xla_compilations
 from tfperf.worker.proofs.case_checks import ConfigurationError
 
@@ -74,8 +71,7 @@ def prove_in_a_round(source: Source, k: int, mode: str) -> dict[str, Any]:
     names (see xla_proof); where XLA ran and may not, the failure names what it ran."""
     from tfperf.worker.proofs import xla_trace
 
-    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-",  # see xla_trace.traced
-                                     dir=os.environ.get(protocol.SCRATCH_ENV)) as folder:
+    with xla_trace.trace_folder() as folder:
         logdir = Path(folder)
         with xla_trace.profiling(logdir):
             source.round(k)

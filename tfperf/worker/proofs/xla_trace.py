@@ -104,14 +104,18 @@ def profiling(logdir: Path) -> Iterator[None]:
         tf.profiler.experimental.stop()
 
 
+def trace_folder() -> tempfile.TemporaryDirectory[str]:
+    """A folder for one trace, in the worker's scratch folder where it has one: its runner
+    removes that even where the worker is killed while tracing."""
+    return tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-",
+                                       dir=os.environ.get(protocol.SCRATCH_ENV))
+
+
 @contextlib.contextmanager
 def traced() -> Iterator[XlaActivity]:
     """Profile the body; the yielded XlaActivity is filled in when the body ends."""
     activity = XlaActivity()
-    # In the worker's scratch folder, which its runner removes even where the worker is killed
-    # inside this block.
-    with tempfile.TemporaryDirectory(prefix="tfperf-xla-trace-",
-                                     dir=os.environ.get(protocol.SCRATCH_ENV)) as logdir:
+    with trace_folder() as logdir:
         try:
             with profiling(Path(logdir)):
                 yield activity

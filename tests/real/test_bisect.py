@@ -126,6 +126,13 @@ def test_an_end_that_cannot_be_measured_stops_with_one_line(
     assert doc["culprit"] is None and [s["verdict"] for s in doc["steps"]] == ["skipped"]
 
 
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:  # it has just ended: the loop's poll sees it next
+        return []
+
+
 def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
         history: tuple[Path, list[str]], tmp_path: Path) -> None:
     # A CI job's timeout or cancel sends SIGTERM: the step's A/B session must not run on.
@@ -137,16 +144,21 @@ def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
              "HEAD~4..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
             stderr=subprocess.STDOUT)
     try:
+        # The step and its workers are read together, once: a step's workers come and go as
+        # its duets relay, so a second look can fall in a gap between two of them.
+        steps: list[str] = []
+        workers: list[int] = []
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and bisect.poll() is None and not (
-                "step 1:" in out.read_text() and worker_processes()):
+        while time.monotonic() < deadline and bisect.poll() is None and not (steps and workers):
             time.sleep(0.2)
-        assert bisect.poll() is None and worker_processes(), out.read_text()
-        (step,) = Path(f"/proc/{bisect.pid}/task/{bisect.pid}/children").read_text().split()
+            if "step 1:" in out.read_text():
+                steps, workers = _children(bisect.pid), worker_processes()
+        assert bisect.poll() is None and steps and workers, out.read_text()
         bisect.send_signal(signal.SIGTERM)
         code = bisect.wait(timeout=60)
     finally:
         bisect.kill()
+    (step,) = steps
     assert not Path(f"/proc/{step}").exists()  # ended and reaped, not left to run on
     assert code == 128 + signal.SIGTERM  # as a shell reports a process SIGTERM ended
     deadline = time.monotonic() + 60  # its workers read the end of their input and exit

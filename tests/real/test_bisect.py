@@ -144,8 +144,9 @@ def test_a_bisection_stopped_by_sigterm_ends_its_running_step(
              "HEAD~4..HEAD", *QUICK, "--", *RUN], cwd=project, stdout=sink,
             stderr=subprocess.STDOUT)
     try:
-        # The step and its workers are read together, once: a step's workers come and go as
-        # its duets relay, so a second look can fall in a gap between two of them.
+        # The step and its workers are read together, once: a step's first worker (its
+        # environment probe) ends 1-2 s before its duets' workers start, and a second look
+        # fell in that gap once (CI, at 60cc301).
         steps: list[str] = []
         workers: list[int] = []
         deadline = time.monotonic() + 300

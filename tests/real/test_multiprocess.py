@@ -219,7 +219,11 @@ def test_slurm_describes_the_same_cluster(monkeypatch: pytest.MonkeyPatch) -> No
                         "SLURM_STEP_NODELIST": "node[07-08]",
                         "SLURM_STEP_TASKS_PER_NODE": "1(x2)"}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    # Set, then removed: the resolver sets it in this process's environment, and a variable
+    # that was absent when removed is not put back at the end. Left set, it followed this
+    # pytest-xdist worker's later sessions into their zygotes' settings (one more import).
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     resolved = resolvers.resolver("slurm", "cpu", 1, cluster.jobs("distributed_replicated", 2))
     assert resolved.cluster_spec().as_dict() == {"worker": ["node07:8888", "node08:8888"]}
     assert (resolved.task_type, resolved.task_id) == ("worker", 1)

@@ -101,8 +101,10 @@ def test_a_shared_zygote_serves_every_session_of_its_settings_and_no_other(
         warm_start.end()
         assert warm_start.shared_pids(base) == {first}  # outlived its session
 
-        # Another process's session that differs only in what no import reads: the same zygote.
-        other_home = {**base, "HOME": str(tmp_path / "elsewhere")}
+        # Another process's session that differs only in what no import reads: the same zygote
+        # (a bisection's next step, say: its own session id).
+        other_home = {**base, "HOME": str(tmp_path / "elsewhere"), "TFPERF_SESSION_ID": "step02",
+                      "PY_COLORS": "0", "TF_CONFIG": '{"cluster": {}}'}
         another = subprocess.run([sys.executable, "-c", _ANOTHER_SESSION, json.dumps(other_home),
                                   str(tmp_path)], capture_output=True, text=True, timeout=120,
                                  env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from tfperf.processes import shared_zygotes, zygote_client
+from tfperf.processes import protocol, shared_zygotes, zygote_client
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.processes.zygote_client import Zygote
 
@@ -78,7 +78,14 @@ _zygotes: dict[ZygoteKey, Zygote] = {}
 # Variables a zygote does not read while it imports: a shared zygote (shared_zygotes) serves
 # sessions that differ from it only in these. (Keras reads its keras.json under HOME at import;
 # no self-test writes one, and every child gets its own session's HOME.)
-_NOT_READ_AT_IMPORT = frozenset({"HOME", "USERPROFILE", "PWD", "OLDPWD"})
+# Each session's own values of the others are read later, by the session or in the child: its
+# id (a bisection's every step has one, and each step imported TensorFlow again for it), where
+# its job writes its summary, pytester's colours, a cluster's TF_CONFIG (read when a resolver
+# is made; a TF_CONFIG that is not JSON imports as well) and where a joined cluster's tasks
+# count their XLA compilations.
+_NOT_READ_AT_IMPORT = frozenset({"HOME", "USERPROFILE", "PWD", "OLDPWD", "TFPERF_SESSION_ID",
+                                 "GITHUB_STEP_SUMMARY", "PY_COLORS", "TF_CONFIG",
+                                 protocol.XLA_COMPILATIONS_ENV})
 _NOT_READ_PREFIX = "PYTEST_"  # pytest's own: the running test, pytester's temporary root
 
 

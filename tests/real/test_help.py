@@ -1,14 +1,22 @@
-"""A newcomer's first commands: every entry point's --help exits 0 and lists every option."""
+"""A newcomer's first commands: every entry point's --help exits 0 and lists every option.
+
+The console scripts' `main` runs in this process, as the installed script calls it (each run as
+a Python of its own took 1-1.6 s, thirteen of them); that each script names that `main` is read
+from the installed package's entry points. pytest's --help runs as a process of its own, so
+that the plugin loads as a user's pytest loads it."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from types import ModuleType
 
 import pytest
 
+from tests.helpers import in_process
 from tests.helpers.house import perf_options
 from tests.helpers.suites import REPO
 from tfperf.commands import tfperf_ab as ab_command
@@ -17,6 +25,8 @@ from tfperf.commands import tfperf_candidate as candidate_command
 from tfperf.commands import tfperf_gate as gate_command
 from tfperf.commands import tfperf_refresh as refresh
 from tfperf.commands import tfperf_store as store_command
+
+BISECT_VERBS = ("releases", "nightlies", "specs", "commits", "after-ab", "issue")
 
 
 def _argparse_options(parser: argparse.ArgumentParser) -> list[str]:
@@ -30,37 +40,49 @@ def _verb(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser
     return found
 
 
-def _help(*command: str) -> str:
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-@pytest.mark.parametrize(("command", "expected"), [
-    ((sys.executable, "-m", "pytest", "--help"), perf_options),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_gate", "--help"),
-     lambda: _argparse_options(gate_command._parser())),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_refresh", "--help"),
-     lambda: _argparse_options(refresh._parser())),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_ab", "--help"),
-     lambda: _argparse_options(ab_command._parser())),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_store", "--help"),
-     lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade",
-              "export", "load", "prune"]),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_bisect", "--help"),
-     lambda: [*_argparse_options(bisect_command._parser()), "releases", "nightlies", "specs",
-              "commits", "after-ab", "issue"]),
-    ((sys.executable, "-m", "tfperf.commands.tfperf_candidate", "--help"),
+COMMANDS: list[tuple[str, ModuleType, tuple[str, ...], Callable[[], list[str]]]] = [
+    ("tfperf-gate", gate_command, (), lambda: _argparse_options(gate_command._parser())),
+    ("tfperf-refresh", refresh, (), lambda: _argparse_options(refresh._parser())),
+    ("tfperf-ab", ab_command, (), lambda: _argparse_options(ab_command._parser())),
+    ("tfperf-store", store_command, (),
+     lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade", "export",
+              "load", "prune"]),
+    ("tfperf-bisect", bisect_command, (),
+     lambda: [*_argparse_options(bisect_command._parser()), *BISECT_VERBS]),
+    ("tfperf-candidate", candidate_command, (),
      lambda: _argparse_options(candidate_command._parser())),
-    *(((sys.executable, "-m", "tfperf.commands.tfperf_bisect", verb, "--help"),
+    *((f"tfperf-bisect-{verb}", bisect_command, (verb,),
        lambda verb=verb: _argparse_options(_verb(bisect_command._parser(), verb)))
-      for verb in ("releases", "nightlies", "specs", "commits", "after-ab", "issue")),
-], ids=["pytest", "tfperf-gate", "tfperf-refresh", "tfperf-ab", "tfperf-store", "tfperf-bisect",
-        "tfperf-candidate", *(f"tfperf-bisect-{verb}" for verb in (
-            "releases", "nightlies", "specs", "commits", "after-ab", "issue"))])
-def test_help_exits_0_and_lists_every_option(command: tuple[str, ...], expected: Any) -> None:
-    text = _help(*command)
-    names = expected()
+      for verb in BISECT_VERBS),
+]
+
+
+def _listed(text: str, names: list[str]) -> None:
     assert len(names) >= 3, names  # --help and the command's own
     missing = [name for name in names if name not in text]
     assert not missing, f"--help does not list {missing}"
+
+
+@pytest.mark.parametrize(("module", "args", "expected"), [c[1:] for c in COMMANDS],
+                         ids=[c[0] for c in COMMANDS])
+def test_help_exits_0_and_lists_every_option(
+        module: ModuleType, args: tuple[str, ...], expected: Callable[[], list[str]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    done = in_process.run(module.main, *args, "--help", capsys=capsys)
+    assert done.code == 0, done.err
+    _listed(done.out, expected())
+
+
+def test_each_console_script_runs_its_command_s_main() -> None:
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")
+               if e.name.startswith("tfperf-")}
+    for name, module, _, _ in COMMANDS:
+        if not name.startswith("tfperf-bisect-"):
+            assert scripts[name] == f"{module.__name__}:main", (name, scripts)
+
+
+def test_pytest_help_lists_every_perf_option() -> None:
+    done = subprocess.run((sys.executable, "-m", "pytest", "--help"), cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    _listed(done.stdout, perf_options())

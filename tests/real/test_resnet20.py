@@ -36,7 +36,7 @@ def test_resnet20_trains_and_reports_every_figure(make_suite: MakeSuite) -> None
         "--perf-only=device_count=1", "--perf-only=xla=off", "--perf-only=data_format=NHWC",
         "--perf-only=strategy=single", "--perf-only=input=synthetic",
         "--perf-rounds=2", "--perf-steps-per-round=3", "--perf-batch-size=16",
-        "--perf-profile=resnet20", "--benchmark-json=out.json")
+        "--perf-yardstick-every=1", "--perf-profile=resnet20", "--benchmark-json=out.json")
     assert result.parseoutcomes() == {"no_baseline": 1}, result.stdout.str()
     saved = json.loads((suite.path / "out.json").read_text())
     bench = saved["benchmarks"][0]

@@ -67,6 +67,8 @@ def test_tier_markers_select_cases(make_suite: MakeSuite) -> None:
         ("--perf-inject-cost=memory=1.5", "ERROR: --perf-inject-cost: 'memory=1.5' is not "
                                           "compile=SECONDS (above 0) or memory=MIB (a whole "
                                           "number above 0)"),
+        ("--perf-yardstick-every=0", "ERROR: --perf-yardstick-every: '0' is not a whole number "
+                                     "of at least 1"),
         ("--perf-yardstick-fault=1.5@x", "ERROR: --perf-yardstick-fault: '1.5@x' is not "
                                          "FACTOR[/EVERY][@TEXT] with a whole FACTOR of 2 or "
                                          "more and a whole EVERY of 1 or more, e.g. 3/2@resnet20"),

@@ -3,7 +3,9 @@ measured round with the burst beside it."""
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -11,6 +13,7 @@ import time
 import pytest
 import tensorflow as tf
 
+from tests.helpers.suites import MakeSuite
 from tfperf.measure import sanity
 from tfperf.measure.figures import beside_rounds, paired_fraction
 from tfperf.worker.telemetry import yardsticks
@@ -75,3 +78,23 @@ def test_with_a_burst_on_each_side_a_round_is_rated_against_the_faster() -> None
     assert beside_rounds([1.0, 1.0, 1.0], [100.0, 25.0, 100.0, 100.0]) == [100.0] * 3
     assert paired_fraction(60.0, [1.0, 1.0, 1.0], [100.0, 25.0, 100.0, 100.0], 1) \
         == pytest.approx(0.6)
+
+
+def test_a_session_that_bursts_every_third_round_rates_the_rounds_between_by_the_last(
+        make_suite: MakeSuite) -> None:
+    suite = make_suite("tinycnn")
+    result = suite.runpytest("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and single "
+                             "and synthetic and prep_host and default and fp32", "--perf-rounds=4",
+                             "--perf-yardstick-every=3", "--benchmark-json=out.json")
+    assert result.parseoutcomes().get("no_baseline") == 1, result.stdout.str()
+    (bench,) = json.loads((suite.path / "out.json").read_text())["benchmarks"]
+    info = bench["extra_info"]
+    assert info["yardstick_every"] == 3
+    # Timed before rounds 1 and 4 and after the last; rounds 2 and 3 stand on the first.
+    bursts = info["peak_flops_per_device_by_round"]
+    assert len(bursts) == 5 and bursts[0] == bursts[1] == bursts[2], bursts
+    assert len(info["yardstick_cpu_share_by_round"]) == 3
+    flops_per_round = info["flops_per_example"] * info["batch_size"] * info["steps_per_round"]
+    assert info["mfu"] == pytest.approx(statistics.median(
+        flops_per_round / s / max(bursts[n], bursts[n + 1])
+        for n, s in enumerate(info["worker_round_s"])))

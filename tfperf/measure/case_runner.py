@@ -34,9 +34,10 @@ from tfperf.measure import (
 from tfperf.measure.case_record import CaseRecord
 from tfperf.measure.figures import Measured
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
+from tfperf.measure.yardstick_bursts import Bursts
 from tfperf.options.consumers import MeasureOptions, names_case
 from tfperf.processes.launcher import launch
-from tfperf.processes.protocol import Burst, WorkerSpec
+from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
 from tfperf.storage import session_files, stored_runs
 from tfperf.storage.results_store import FailureRow, ResultsStore
@@ -86,7 +87,6 @@ class CaseRunner:
         for each measured round, with yardstick before it; then profile one more round into
         `profile_to`, if given."""
         round_s: list[float] = []
-        bursts: list[Burst] = []
         losses: list[float] = []
         env = xla_modes.case_environment(case, dict(os.environ))
         started = time.monotonic()
@@ -103,22 +103,21 @@ class CaseRunner:
                 losses.append(message["loss"])
 
             fault = self.options.worker.faults.yardstick
-
-            def yardstick() -> None:
-                bursts.append(worker.yardstick(fault.repeat(case.id, len(bursts)) if fault else 1))
+            bursts = Bursts(lambda number: worker.yardstick(
+                fault.repeat(case.id, number) if fault else 1), self.options.yardstick_every)
 
             def rounds_between_bursts() -> None:
-                drive(one_round, yardstick)
+                drive(one_round, bursts.before_round)
                 # One more burst after the last round: each round is rated against the bursts
                 # on both sides of it (figures.beside_rounds).
-                yardstick()
+                bursts.after_last()
 
             telemetry = gpu_telemetry.around(case.device_kind, env, rounds_between_bursts)
             if profile_to is not None:
                 worker.profile(profile_to)
             finished = worker.finish()
-        return Measured(ready, finished, round_s, [b.rate for b in bursts], losses, telemetry,
-                        profile_to, time.monotonic() - started, [b.cpu_share for b in bursts])
+        return Measured(ready, finished, round_s, bursts.rates, losses, telemetry, profile_to,
+                        time.monotonic() - started, bursts.cpu_shares)
 
     def _profile_path(self, case: Case, suffix: str = "") -> Path:
         return self.options.profile_dir / self.session / f"{case.id}{suffix}"
@@ -185,7 +184,8 @@ class CaseRunner:
         info = record.extra_info
         info.update(case_id=case.id, **case.axis_values(), virtual=case.virtual,
                     batch_size=spec.batch_size,
-                    steps_per_round=spec.steps_per_round, size=spec.size)
+                    steps_per_round=spec.steps_per_round, size=spec.size,
+                    yardstick_every=self.options.yardstick_every)
         benchmark.extra_info.update(info)
         try:
             measured = self._measure(

@@ -91,6 +91,7 @@ class MeasureOptions:
     profile: tuple[str, ...]
     profile_regressions: bool
     profile_dir: Path
+    yardstick_every: int = 1  # a yardstick burst before every K-th measured round
 
 
 @dataclass(frozen=True)

@@ -69,13 +69,15 @@ class PerfOptions:
     hold_environments: bool = True  # hold what a side does not name (--perf-env-float: not)
     ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
     store_url: str = ""  # the results store every case is written to and the gate reads
+    yardstick_every: int = 1  # a yardstick burst before every K-th measured round
 
     @property
     def measure(self) -> MeasureOptions:
         return MeasureOptions(self.worker, self.rounds, self.timeout_s, self.tier,
                               self.history_dir, self.gate, self.gating, self.rerun, self.profile,
                               self.tier is not Tier.SMOKE if self.profile_regressions is None
-                              else self.profile_regressions, self.profile_dir)
+                              else self.profile_regressions, self.profile_dir,
+                              self.yardstick_every)
 
     @property
     def compare(self) -> CompareOptions:
@@ -102,6 +104,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--perf-warmup-rounds", metavar="N",
                     help="Rounds run before measuring, for tracing, compilation and autotuning.")
     group.addoption("--perf-rounds", metavar="N", help="Measured rounds per case.")
+    group.addoption("--perf-yardstick-every", metavar="K",
+                    help="Time the yardstick (what MFU is rated against) before every K-th "
+                         "measured round and after the last; the rounds between stand on the "
+                         "last burst (default: 1, every round).")
     group.addoption("--perf-cache-dir", metavar="DIR",
                     help="Where generated input files (TFRecord) are kept and reused "
                          "(default: the results folder's cache/, .perf-results/cache).")
@@ -286,6 +292,8 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             hold_environments=not get("perf_env_float"),
             ab=ab,
             store_url=store_option.parse(get, folder("perf_history", "history")),
+            yardstick_every=positive_int("--perf-yardstick-every", get("perf_yardstick_every"))
+            if get("perf_yardstick_every") else 1,
         )
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None

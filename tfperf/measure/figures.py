@@ -110,8 +110,9 @@ class Measured:
     ready: dict[str, Any]
     finished: dict[str, Any]
     round_s: list[float]
-    # The device's yardstick (see yardsticks), timed before each measured round and, for a
-    # single case, once more after the last.
+    # The device's yardstick (see yardsticks), one slot before each measured round and, for a
+    # single case, once more after the last; a slot with no burst of its own repeats the last
+    # (--perf-yardstick-every, yardstick_bursts).
     yardstick_rates: list[float]
     losses: list[float]
     telemetry: dict[str, Any]

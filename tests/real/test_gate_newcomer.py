@@ -28,10 +28,12 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     suite = make_suite("tinycnn")
     history = suite.path / "history"
     # tinycnn's millisecond steps beside other self-tests' workers have read 4.8x apart between
-    # sessions (test_other_project.py): a throughput floor above that, so that this tests the
-    # gate's rule and not the machine's load. Compile time and memory keep their defaults.
+    # sessions (test_other_project.py), and 5.2x on a host slowed to an AVX2-only one's speed
+    # (docs/layout.md, stop 73: its second night read -80.9%, beyond a floor of 80%, and said
+    # `not confirmed`): a throughput floor of 90% (10x), so that this tests the gate's rule and
+    # not the machine's load. Compile time and memory keep their defaults.
     (suite.path / "baselines").mkdir(exist_ok=True)
-    (suite.path / "baselines" / "gate.toml").write_text('[floors]\n"tinycnn-" = 0.8\n')
+    (suite.path / "baselines" / "gate.toml").write_text('[floors]\n"tinycnn-" = 0.9\n')
     smoke = suite.runpytest("--perf-tier=smoke", f"--perf-history={history}", *NIGHTLY)
     outcomes = smoke.parseoutcomes()
     assert "failed" not in outcomes and outcomes.get("no_baseline", 0) >= 5, smoke.stdout.str()

@@ -78,6 +78,12 @@ def _rate(env: dict[str, str], quota_us: int | None) -> float:
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+def quota_us(cores: float, rate: float, target: float) -> int:
+    """The quota per period that takes a rate read with `cores` of CPU to `target`, were the
+    rate proportional to the CPU it has."""
+    return int(cores * target / rate * PERIOD_US)
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slowdown", type=float, default=3.0,
@@ -94,12 +100,12 @@ def main(argv: Sequence[str]) -> int:
         native = _rate(env, None)
         env.update(CAP)
         capped = _rate(env, None)
-        # The share of the cores that the kernels' cap leaves to take, checked and corrected
-        # once: the rate is close to proportional to the quota, not exactly.
+        # Checked and corrected once: the rate is close to proportional to the quota, not
+        # exactly.
         target = native / args.slowdown
-        quota = int(len(os.sched_getaffinity(0)) * target / capped * PERIOD_US)
+        quota = quota_us(len(os.sched_getaffinity(0)), capped, target)
         slowed = _rate(env, quota)
-        quota = int(quota * target / slowed)
+        quota = quota_us(quota / PERIOD_US, slowed, target)
         slowed = _rate(env, quota)
         print(f"ResNet-20 tiny: {native:.0f} ex/s here, {capped:.0f} with oneDNN at AVX2, "
               f"{slowed:.0f} at a quota of {quota / PERIOD_US:.2f} cores "

@@ -7,12 +7,13 @@ Two things make the AVX2-only host slower, and the command runs under both:
 - its cores: a cgroup (v1) caps the CPU time of the command and every process it starts, at
   the share that makes ResNet-20's tiny training read 1/--slowdown of this host's speed.
 ResNet-20 tiny reads about 580-660 examples/s on the AVX-512 EPYC and 210 on the AVX2-only one
-(../shared/TF-NOTES.md): --slowdown 3 by default. The quota slows everything else (imports,
-Python) by the same share, which a slower core of the same age would not quite: take the result
-as an estimate, not the host. Two limits, seen: TensorFlow still sends bfloat16 to oneDNN by the
-CPU's own flags, which the capped oneDNN cannot run (mixed_bf16 cases abort); and a quota stops
-every thread at once for the rest of its period, so millisecond steps read noisier than on a
-slower host.
+(../shared/TF-NOTES.md): --slowdown 3 by default. The quota slows the rest (imports, Python)
+by the share it leaves when both cores are wanted, 1.8x at --slowdown 3, near the AVX2-only
+host's own cores (`import tensorflow`: 5.5 CPU-s there, about 2.9 on the AVX-512 EPYC); at
+--slowdown 4 it is 2.4x. An estimate, not the host (docs/layout.md, stop 73). Two limits,
+seen: TensorFlow still sends bfloat16 to oneDNN by the CPU's own flags, which the capped oneDNN
+cannot run (mixed_bf16 cases abort); and a quota stops every thread at once for the rest of its
+period, so millisecond steps read noisier than on a slower host.
 
 Needs root and the cgroup v1 cpu controller (/sys/fs/cgroup/cpu). From the repository's root:
 

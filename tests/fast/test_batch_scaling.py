@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "batch_scaling.py"
-spec = importlib.util.spec_from_file_location("batch_scaling", SCRIPT)
-assert spec is not None and spec.loader is not None
-batch_scaling = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(batch_scaling)
+from tests.helpers import benchmark_scripts
+
+batch_scaling = benchmark_scripts.load("batch_scaling")
 
 
 def test_the_fit_recovers_the_fixed_part_and_the_part_per_example() -> None:

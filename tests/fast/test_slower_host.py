@@ -4,16 +4,13 @@ controller; docs/layout.md (stop 73) has what it measured."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "slower_host.py"
-spec = importlib.util.spec_from_file_location("slower_host", SCRIPT)
-assert spec is not None and spec.loader is not None
-slower_host = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slower_host)
+from tests.helpers import benchmark_scripts
+
+slower_host = benchmark_scripts.load("slower_host")
 
 
 def test_the_quota_takes_the_rate_to_its_target_in_proportion() -> None:

@@ -75,7 +75,9 @@ def _run(command: Sequence[str], env: dict[str, str], quota_us: int | None,
 def _rate(env: dict[str, str], quota_us: int | None) -> float:
     done = _run([sys.executable, "-c", PROBE, str(ROOT)], env, quota_us, capture=True)
     if done.returncode:
-        sys.exit(f"slower_host: the ResNet-20 probe failed: {done.stderr.strip()[-400:]}")
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        sys.exit(f"slower_host: the ResNet-20 probe failed ({last}); it trains with this "
+                 f"repository's environment: run this with .venv/bin/python after ./run fast")
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
 
 

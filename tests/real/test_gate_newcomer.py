@@ -1,6 +1,6 @@
 """A newcomer's first nights (issue 52): the smoke tier on a fresh history, then five sessions
 of one case, fail nothing while the history cannot yet say what its noise is; once it can, a
-compile that costs 5 CPU-seconds more still fails, with its reason kept. The rule itself:
+compile that costs 3 CPU-seconds more still fails, with its reason kept. The rule itself:
 tests/fast/test_gate_statistics.py; how often real sessions would cry wolf:
 benchmarks/gate_spreads.py."""
 
@@ -51,9 +51,11 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     # tinycnn's millisecond steps move more than its 80% floor between sessions here).
     assert verdicts[5] in ("ok", "faster: baseline stale"), verdicts
     assert all(r["reason"] for r in runs)
-    # Six runs of history now: a compile 5 CPU-seconds longer, in the session and its re-run.
+    # Six runs of history now: a compile 3 CPU-seconds longer, in the session and its re-run:
+    # twice the compile time's absolute floor of 1.5 s (tinycnn compiles in 0.1 CPU-s here, so
+    # the floor is what binds), and 6 CPU-s of the test's spinning rather than 10.
     slow = suite.runpytest("-k", CASE_ID, f"--perf-history={history}", *NIGHTLY,
-                           "--perf-inject-cost=compile=5")
+                           "--perf-inject-cost=compile=3")
     slow.assert_outcomes(failed=1)
     (failed,) = [r for r in _kept(history) if r["case_id"] == CASE_ID][-1:]
     assert failed["verdict"] == "regression"

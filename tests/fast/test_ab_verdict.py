@@ -5,15 +5,20 @@ of sessions wherever per-pair noise and each process's own speed put it (issue 3
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import itertools
 import math
+import sys
+from collections.abc import Sequence
 from dataclasses import replace
+from types import ModuleType
 
 import numpy as np
 import pytest
 from scipy.stats import binomtest, norm
 
-from tfperf.ab import random_effects, session_report, signed_rank, simulate, spending, verdict
+from tfperf.ab import costs, random_effects, session_report, signed_rank, simulate, spending, verdict
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
@@ -64,6 +69,31 @@ def test_the_looks_are_crossed_as_alpha_is_spent(fractions: tuple[float, ...]) -
     # Four equal looks: the tabled bounds of this spending function.
     assert np.allclose(spending.bounds((0.25, 0.5, 0.75, 1.0), 0.05),
                        (2.4977, 2.4072, 2.3208, 2.2448), atol=2e-4)
+
+
+class _NoScipyStats(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "scipy.stats" or fullname.startswith("scipy.stats."):
+            raise ImportError(f"judging imported {fullname}")
+        return None
+
+
+def test_judging_imports_no_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scipy.stats adds 0.4 CPU-s to every process that imports it, and each A/B session and
+    command that judges would: the bounds, confidences and cost intervals use the functions of
+    scipy.special that scipy.stats' normal and t call (their values: the tests above)."""
+    for name in [m for m in sys.modules if m == "scipy.stats" or m.startswith("scipy.stats.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delattr(sys.modules["scipy"], "stats", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_NoScipyStats(), *sys.meta_path])
+    assert len(spending.bounds.__wrapped__((0.3, 0.6, 1.0), 0.05, (0.09, 0.36, 1.0))) == 3
+    for rule in ("bonferroni", "spending"):
+        assert all(0.9 < c < 1 for c in verdict.confidences(ABSettings(look_rule=rule)))
+    empty = {c.key: None for c in costs.COSTS}
+    duets = [{"duet": n, "A": {**empty, "compile_cpu_s": 1.0}, "B": {**empty, "compile_cpu_s": b}}
+             for n, b in enumerate((1.5, 1.6, 1.4, 1.55), 1)]
+    assert costs.judge(duets, costs.COSTS[0], ABSettings()).status == costs.HIGHER
 
 
 def test_a_share_on_a_half_per_cent_rounds_the_same_a_hair_either_side() -> None:

@@ -115,13 +115,13 @@ def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> Cost
     if len(pairs) < 2:
         return CostVerdict(cost, UNDECIDED, None, None, None, len(pairs), floor, 1 - alpha,
                            a_median, b_median)
-    # Imported here: scipy.stats takes 1.5 s, and most processes that import this module never
-    # judge.
-    from scipy import stats
+    # Imported here: most processes that import this module never judge. Student's t quantile
+    # as scipy.stats.t.ppf computes it, without importing scipy.stats (0.4 CPU-s).
+    from scipy.special import stdtrit
 
     logs = [math.log(b / a) for a, b in pairs]
     centre = statistics.fmean(logs)
-    half = float(stats.t.ppf(1 - alpha / 2, len(logs) - 1)) * statistics.stdev(logs) \
+    half = float(stdtrit(len(logs) - 1, 1 - alpha / 2)) * statistics.stdev(logs) \
         / math.sqrt(len(logs))
     ratio, low, high = math.exp(centre), math.exp(centre - half), math.exp(centre + half)
     status: CostStatus = (HIGHER if low > 1 + floor else LOWER if high < 1 - floor

@@ -7,6 +7,7 @@ benchmarks/gate_spreads.py."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,9 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     (failed,) = [r for r in _kept(history) if r["case_id"] == CASE_ID][-1:]
     assert failed["verdict"] == "regression"
     reason = str(failed["reason"])
-    assert reason.startswith("regression: compile time +") and ", 6 runs): regression; again +" \
-        in reason, reason
+    # The reason says every figure, throughput's first where it is not `ok`: on a host slowed
+    # 4.2x (docs/layout.md, stop 74) this night's tinycnn read 3.3x faster than its history, and
+    # said `baseline stale` before the compile time's `regression`, which is what failed it.
+    assert reason.startswith("regression: ") and re.search(
+        r"compile time \+[\d.]+% \([^)]*, 6 runs\): regression; again \+", reason), reason
     slow.stdout.fnmatch_lines([f"{CASE_ID}: {reason}"])

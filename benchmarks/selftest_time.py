@@ -72,6 +72,7 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
         shutil.rmtree(catalog_cache.folder().parent / "flops", ignore_errors=True)
         env = {k: v for k, v in os.environ.items()
                if k not in ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         start = time.monotonic()
         done = subprocess.run(["./run", "test", "-q"], cwd=folder, env={**env, "CI": "true"},
                               capture_output=True, text=True, check=False)
@@ -82,7 +83,7 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
     return {"rev": rev, "commit": sha[:10], "round": round_number, "exit": done.returncode,
             "pytest_s": read[0] if read else None, "outcome": read[1] if read else None,
             "whole_s": round(whole, 1), "tail": done.stdout[-400:] if done.returncode else "",
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "started": started, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -82,7 +82,7 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
     read = pytest_seconds(done.stdout)
     return {"rev": rev, "commit": sha[:10], "round": round_number, "exit": done.returncode,
             "pytest_s": read[0] if read else None, "outcome": read[1] if read else None,
-            "whole_s": round(whole, 1), "tail": done.stdout[-400:] if done.returncode else "",
+            "whole_s": round(whole, 1), "tail": (done.stdout + done.stderr)[-400:] if done.returncode else "",
             "started": started, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 

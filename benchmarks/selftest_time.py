@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -70,8 +71,8 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(folder)], check=True)
         subprocess.run(["git", "-C", str(folder), "checkout", "-q", sha], check=True)
         shutil.rmtree(catalog_cache.folder().parent / "flops", ignore_errors=True)
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
+        # ./run puts the clone's own .venv first; this process's must not be the one named.
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         start = time.monotonic()
         done = subprocess.run(["./run", "test", "-q"], cwd=folder, env={**env, "CI": "true"},
@@ -102,13 +103,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, int]]:
-    """Each (machine key, commit)'s median pytest seconds and count, over the runs that passed."""
+def passed(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[float]]:
+    """Each (machine key, commit)'s pytest seconds, in the order run, over the runs that passed."""
     kept: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         if row["exit"] == 0 and row["pytest_s"] is not None:
             kept[(row["machine_key"], row["commit"])].append(row["pytest_s"])
-    return {group: (statistics.median(seconds), len(seconds)) for group, seconds in kept.items()}
+    return dict(kept)
 
 
 def report(args: argparse.Namespace) -> int:
@@ -116,27 +117,26 @@ def report(args: argparse.Namespace) -> int:
     for path in args.files:
         with gzip.open(path, "rt", encoding="utf-8") as source:
             rows.extend(json.loads(line) for line in source)
-    elsewhere = {commit(rev)[:10]: seconds for rev, seconds in args.elsewhere}
-    found = medians(rows)
+    found = passed(rows)
+    medians = {group: statistics.median(seconds) for group, seconds in found.items()}
     order = list(dict.fromkeys(row["commit"] for row in rows))
-    failed = [row for row in rows if row["exit"] != 0]
     for key in sorted({k for k, _ in found}):
         ours = [c for c in order if (key, c) in found]
-        first = found[(key, ours[0])][0]
+        first = medians[(key, ours[0])]
         print(f"{key}")
         print("commit | runs | pytest s (each, in order) | median | ratio to "
-              f"{ours[0]}" + "".join(f" | if {c} took {s:g} s" for c, s in elsewhere.items()))
+              f"{ours[0]}" + "".join(f" | if {c} took {s:g} s" for c, s in args.elsewhere))
         for c in ours:
-            median, count = found[(key, c)]
-            each = ", ".join(f"{r['pytest_s']:.1f}" for r in rows
-                             if r["machine_key"] == key and r["commit"] == c and r["exit"] == 0)
+            seconds, median = found[(key, c)], medians[(key, c)]
             carried = "".join(
-                f" | {s * median / found[(key, ref)][0]:.0f} s" if (key, ref) in found else " | -"
-                for ref, s in elsewhere.items())
-            print(f"{c} | {count} | {each} | {median:.1f} | {median / first:.3f}{carried}")
-    for row in failed:
-        print(f"failed: {row['machine_key']} {row['commit']} round {row['round']} "
-              f"(exit {row['exit']}): {row['outcome'] or row['tail'][-200:]}")
+                f" | {s * median / medians[(key, ref)]:.0f} s" if (key, ref) in medians else " | -"
+                for ref, s in args.elsewhere)
+            print(f"{c} | {len(seconds)} | {', '.join(f'{x:.1f}' for x in seconds)} | "
+                  f"{median:.1f} | {median / first:.3f}{carried}")
+    for row in rows:
+        if row["exit"] != 0:
+            print(f"failed: {row['machine_key']} {row['commit']} round {row['round']} "
+                  f"(exit {row['exit']}): {row['outcome'] or row['tail'][-200:]}")
     return 0
 
 
@@ -145,8 +145,8 @@ def _elsewhere(text: str) -> tuple[str, float]:
     try:
         value = float(seconds)
     except ValueError:
-        value = -1.0
-    if not rev or not equals or value <= 0:
+        value = math.nan
+    if not rev or not equals or not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r}: expected REV=SECONDS, e.g. 37366cd=771.1")
     return rev, value
 
@@ -169,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error(f"--rounds: {args.rounds} is not a whole number from 1")
             args.revs = [(rev, commit(rev)) for rev in args.revs]
         else:
-            for rev, _ in args.elsewhere:
-                commit(rev)
+            # As the kept rows name commits: their first 10 hex digits.
+            args.elsewhere = [(commit(rev)[:10], seconds) for rev, seconds in args.elsewhere]
     except ValueError as error:
         parser.error(str(error))
     return {"run": run, "report": report}[args.command](args)

@@ -8,26 +8,17 @@ interpreter."""
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
-from types import ModuleType
+from collections.abc import Iterator
 from typing import NoReturn
 
 import pytest
 
+from tests.helpers.refused_imports import Refused
+
 HEAVY = ("tensorflow", "keras")
-
-
-class _NoHeavyImports(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] in HEAVY:
-            raise ImportError(f"the fast lane imports no {fullname}: move the test to tests/real/")
-        return None
 
 
 def _no_process(*args: object, **kwargs: object) -> NoReturn:
@@ -40,5 +31,6 @@ def _pure(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
         monkeypatch.setattr(os, name, _no_process)
     if not any(name in sys.modules for name in HEAVY):
-        monkeypatch.setattr(sys, "meta_path", [_NoHeavyImports(), *sys.meta_path])
+        refused = Refused(HEAVY, "the fast lane imports no {name}: move the test to tests/real/")
+        monkeypatch.setattr(sys, "meta_path", [refused, *sys.meta_path])
     yield

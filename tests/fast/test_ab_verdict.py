@@ -5,19 +5,16 @@ of sessions wherever per-pair noise and each process's own speed put it (issue 3
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import itertools
 import math
 import sys
-from collections.abc import Sequence
 from dataclasses import replace
-from types import ModuleType
 
 import numpy as np
 import pytest
 from scipy.stats import binomtest, norm
 
+from tests.helpers.refused_imports import Refused
 from tfperf.ab import costs, random_effects, session_report, signed_rank, simulate, spending, verdict
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
@@ -71,14 +68,6 @@ def test_the_looks_are_crossed_as_alpha_is_spent(fractions: tuple[float, ...]) -
                        (2.4977, 2.4072, 2.3208, 2.2448), atol=2e-4)
 
 
-class _NoScipyStats(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname == "scipy.stats" or fullname.startswith("scipy.stats."):
-            raise ImportError(f"judging imported {fullname}")
-        return None
-
-
 def test_judging_imports_no_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
     """scipy.stats adds 0.4 CPU-s to every process that imports it, and each A/B session and
     command that judges would: the bounds, confidences and cost intervals use the functions of
@@ -86,7 +75,8 @@ def test_judging_imports_no_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None
     for name in [m for m in sys.modules if m == "scipy.stats" or m.startswith("scipy.stats.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.delattr(sys.modules["scipy"], "stats", raising=False)
-    monkeypatch.setattr(sys, "meta_path", [_NoScipyStats(), *sys.meta_path])
+    monkeypatch.setattr(sys, "meta_path",
+                        [Refused(["scipy.stats"], "judging imported {name}"), *sys.meta_path])
     assert len(spending.bounds.__wrapped__((0.3, 0.6, 1.0), 0.05, (0.09, 0.36, 1.0))) == 3
     for rule in ("bonferroni", "spending"):
         assert all(0.9 < c < 1 for c in verdict.confidences(ABSettings(look_rule=rule)))

@@ -67,7 +67,7 @@ def bounds(fractions: tuple[float, ...], alpha: float,
             if first:
                 return float(2 * ndtr(-z))
             edge = z * np.sqrt(now)
-            beyond = ndtr(-((edge - x) / step)) + ndtr((-edge - x) / step)
+            beyond = ndtr((x - edge) / step) + ndtr((-edge - x) / step)
             return float(mass @ beyond)
 
         spend = alpha * (pace[k] - (pace[k - 1] if k else 0.0))

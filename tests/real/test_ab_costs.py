@@ -88,6 +88,10 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
     result.stdout.fnmatch_lines(["*FAILED (costs_more)*",
                                  "*: costs_more: side B costs more than side A beyond the "
                                  "floor: compile time: higher, B/A *"])
+    # A finding is the product's answer, not a crash of the harness: no frames of it.
+    assert "ab_runner.py" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["where to look next:", "  the A/B session file: *",
+                                 "  the cost verdicts (compile time, peak memory): docs/ab.md"])
     # A bisection step that ends so still follows speed: a costlier commit is not skipped.
     (found,) = (suite.path / ".perf-results" / "ab").glob("*.json")
     step = StepSessions(suite.path, suite.path / ".perf-results", suite.path / "logs",

@@ -79,6 +79,11 @@ def test_refresh_gate_confirm_report_waive_and_roll_back(
     slowed.stdout.re_match_lines([
         rf".*{CASE_ID}: regression: throughput -\d+\.\d% \(.*\): regression; again .*"
         r"Mann-Whitney p=.*"])
+    # A confirmed regression is the product's answer: its message and where to look next,
+    # not the harness's frames.
+    assert "case_runner.py" not in slowed.stdout.str()
+    slowed.stdout.fnmatch_lines(["where to look next:", "  the profile of the confirmed re-run: *",
+                                 "  the case's run is kept in *", "  *docs/gate.md*"])
     assert (root / ".perf-results/reports/summary.md").read_text().count("**regression**") == 1
     assert (root / ".perf-results/reports/trends" / f"{CASE_ID}.png").stat().st_size > 1000
     benchmark_json = json.loads((root / ".perf-results/reports/benchmark.json").read_text())

@@ -133,6 +133,14 @@ class ABRunner:
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """Nothing to add: each case is kept in the session file as it ends."""
 
+    def where_next(self, failure: CaseFailure) -> list[str]:
+        record = next((r for r in self.records if r.failure is failure), None)
+        where = record.where if record is not None else None
+        profiled = [f"where in the step: the profiled round of each side in {where['folder']}"] \
+            if where and "error" not in where else []
+        return [*profiled, f"the A/B session file: {self.path} (judge it again: tfperf-ab "
+                f"{self.path}); its reports are written when the session ends"]
+
     def finish(self, reports_dir: Path) -> None:
         self.numerics.close()
         shutil.rmtree(self.scratch, ignore_errors=True)

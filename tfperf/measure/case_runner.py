@@ -150,6 +150,15 @@ class CaseRunner:
             bench.json = self.reports_dir / "benchmark.json"
             bench.json.parent.mkdir(parents=True, exist_ok=True)
 
+    def where_next(self, failure: CaseFailure) -> list[str]:
+        record = next((r for r in self.records if r.failure is failure), None)
+        if failure.cause != "regression" or record is None or record.gate is None:
+            return []
+        profile = [f"the profile of the confirmed re-run: {record.gate.profile}"] \
+            if record.gate.profile else []
+        return [*profile, f"the case's run is kept in {self.options.history_dir}; the gate's "
+                f"reports go to {self.reports_dir} when the session ends"]
+
     def finish(self, reports_dir: Path) -> None:
         # A yardstick is judged against the session's other cases only once all have run.
         sanity.flag_between_cases([r.extra_info for r in self.records])

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import pytest
 
 from tfperf.cases.matrix import Case
+from tfperf.ground.failures import CaseFailure
 from tfperf.storage.results_store import ResultsStore
 
 
@@ -26,6 +27,10 @@ class Runner(Protocol):
 
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """After each test phase's report: what the runner adds to it or keeps."""
+
+    def where_next(self, failure: CaseFailure) -> list[str]:
+        """Where a person looks next for a case that failed with this answer: the files this
+        runner kept of it (a session file, a profile, the reports)."""
 
     def finish(self, reports_dir: Path) -> None:
         """After the last case: keep what the session measured and write its reports."""

@@ -80,6 +80,17 @@ class Trainer:
             # dataset, prefetched to its device.
             self._remote_batches = self.per_worker_batches(
                 lambda: tf.data.Dataset.from_tensor_slices((features, labels)).repeat())
+            # A remote step leaves its loss here, on the ps task, and returns nothing: the
+            # chief reads these once after join() (TensorFlow's own pattern: metrics updated in
+            # the step, read after join). A step that returned its loss had it copied to the
+            # chief by the coordinator's thread that ran it, as the step ended
+            # (cluster_coordinator.Worker._process_closure -> RemoteValue.get ->
+            # values.copy_tensor), so two workers' threads copied at once; the chief died of
+            # SIGSEGV there, its main thread in join(), in 2 of 46 whole runs of the
+            # multi-process self-tests on a 2-vCPU Xeon (docs/clusters.md).
+            with strategy.scope():
+                self._remote_loss_sum = tf.Variable(0.0, trainable=False)
+                self._remote_loss_first = tf.Variable(float("nan"), trainable=False)
             self._remote_step = self.remote_step()
         elif self.replicas == 1:
             self.pool = (self.features, self.labels)
@@ -226,20 +237,30 @@ class Trainer:
 
     def remote_step(self, preprocess: Preprocess | None = None) -> Any:
         """Under a coordinator: one step on the next batch of a per_worker_batches iterator."""
-        def step_on_next_batch(batches: Any) -> tf.Tensor:
+        def step_on_next_batch(batches: Any) -> None:
             x, y = next(batches)
-            return self.step(x, y, preprocess=preprocess)
+            loss = self.step(x, y, preprocess=preprocess)
+            # Nothing returned, so nothing is copied to the chief as the step ends (see
+            # __init__). The round's first loss is the first one written: the round's first
+            # steps start together from the same weights, so whichever writes it is one of them.
+            first = self._remote_loss_first
+            first.assign(tf.where(tf.math.is_nan(first), loss, first))
+            self._remote_loss_sum.assign_add(loss)
 
         return graph_function(step_on_next_batch)
 
     def remote_round(self, steps: int, step: Any, args: Callable[[], tuple[Any, ...]]
                      ) -> RoundResult:
-        """Under a coordinator: `steps` calls of `step` (a tf.function) on args(), each
-        scheduled on whichever remote worker is free, then awaited."""
-        scheduled = [self.coordinator.schedule(step, args=args()) for _ in range(steps)]
+        """Under a coordinator: `steps` calls of `step` (a remote_step) on args(), each
+        scheduled on whichever remote worker is free, then awaited; their losses read once,
+        by this thread, after join()."""
+        self._remote_loss_sum.assign(0.0)
+        self._remote_loss_first.assign(float("nan"))
+        for _ in range(steps):
+            self.coordinator.schedule(step, args=args())
         self.coordinator.join()
-        losses = [float(value.fetch()) for value in scheduled]
-        return RoundResult(losses[0], sum(losses) / len(losses))
+        total = float(self._remote_loss_sum.numpy())
+        return RoundResult(float(self._remote_loss_first.numpy()), total / steps)
 
     def run_round(self, steps: int) -> RoundResult:
         """K steps on the device-resident pool (no input cost), one host synchronisation

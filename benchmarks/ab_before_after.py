@@ -25,8 +25,6 @@ bootstrap interval over sessions.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import subprocess
 import sys
 import time
@@ -35,13 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lab import ROOT, records, sessions
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.ground.machine import detect
 
-ROOT = Path(__file__).resolve().parents[1]
 ARMS = ROOT / ".perf-results" / "before-after"
-DATA = ROOT / "benchmarks" / "data" / "ab_before_after"
+DATA = records.DATA / "ab_before_after"
 CASE = ("resnet20 and cpu1 and workers1 and xla_off and NHWC and default and single and fp32 "
         "and synthetic")
 
@@ -72,18 +69,11 @@ def prepare(args: argparse.Namespace) -> int:
 
 
 def _session(folder: Path, slowdown: float) -> tuple[dict[str, Any] | None, float]:
-    results = folder / ".perf-results" / "ab"
-    before = set(results.glob("*.json")) if results.exists() else set()
-    command = [str(folder / ".venv" / "bin" / "python"), "-m", "pytest", "perf/test_training.py",
-               "-q", "-p", "no:cacheprovider", "-k", CASE, "--perf-baseline=current",
-               "--perf-ab-numerics=off",
-               *([f"--perf-inject-slowdown={slowdown}"] if slowdown else [])]
-    started = time.perf_counter()
-    subprocess.run(command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
-    seconds = time.perf_counter() - started
-    new = sorted(set(results.glob("*.json")) - before) if results.exists() else []
-    return (json.loads(new[-1].read_text()) if new else None), seconds
+    done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-baseline=current",
+                         "--perf-ab-numerics=off",
+                         *([f"--perf-inject-slowdown={slowdown}"] if slowdown else [])],
+                        cwd=folder, python=folder / ".venv" / "bin" / "python")
+    return done.ab(), done.seconds
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +87,6 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{key}.jsonl.gz"
     commits = {arm: subprocess.run(["git", "rev-parse", "HEAD"], cwd=arm, capture_output=True,
                                    text=True, check=True).stdout.strip() for arm in arms}
-    out.parent.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else int(time.time())
     for number in range(args.rounds):
         draw = np.random.default_rng([seed, number])
@@ -119,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
                              "relay_s": case["relay_s"], "failure": case["failure"]})
             else:
                 line["failure"] = {"cause": "no_session_file", "message": ""}
-            with gzip.open(out, "at") as kept:  # a gzip member a session: appending loses nothing
-                kept.write(json.dumps(line) + "\n")
+            records.append(out, line)
             print(f"round {number + 1}/{args.rounds} {arm.name} slowdown {level:.1%}: "
                   f"{line.get('verdict')} at {line.get('pairs')} pairs, case "
                   f"{line.get('wall_s') or 0:.0f} s, process {seconds:.0f} s", flush=True)
@@ -138,13 +126,10 @@ def _bootstrap_ratio(first: np.ndarray, other: np.ndarray, draw: np.random.Gener
 def report(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
     order = [args.reference]
-    for path in args.files:
-        with gzip.open(path, "rt") as texts:
-            for text in texts:
-                line = json.loads(text)
-                groups[(line["arm"], line["slowdown"])].append(line)
-                if line["arm"] not in order:
-                    order.append(line["arm"])
+    for line in records.rows(args.files):
+        groups[(line["arm"], line["slowdown"])].append(line)
+        if line["arm"] not in order:
+            order.append(line["arm"])
     draw = np.random.default_rng(53)
     print("| arm | change | sessions | verdicts | case s: median, 90th pct | process s: median | "
           "median over the reference's (95% bootstrap) |")

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,14 +36,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lab import ROOT, sessions
 
-from tfperf.ab.numerics_check import NumericsCheck  # noqa: E402 (the path above)
-from tfperf.bisect.simulated_bisections import binomial_interval  # noqa: E402
-from tfperf.cases.matrix import Case  # noqa: E402
-from tfperf.ground.failures import CaseFailure  # noqa: E402
-from tfperf.processes.runtime import CURRENT  # noqa: E402
+from tfperf.ab.numerics_check import NumericsCheck
+from tfperf.bisect.simulated_bisections import binomial_interval
+from tfperf.cases.matrix import Case
+from tfperf.ground.failures import CaseFailure
+from tfperf.processes.runtime import CURRENT
 
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
              "and default and single and fp32 and synthetic")
@@ -53,17 +51,10 @@ QUICK = ("--perf-ab-pairs=16:16", "--perf-ab-duets=2", "--perf-ab-relay=0", "--p
 
 
 def session(args: argparse.Namespace) -> tuple[dict[str, Any] | None, float]:
-    folder = ROOT / ".perf-results" / "ab"
-    before = set(folder.glob("*.json")) if folder.exists() else set()
-    command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q", "-p",
-               "no:cacheprovider", "-k", args.k, f"--perf-baseline={args.baseline}", *QUICK,
-               *([f"--perf-inject-numerics={args.inject:g}"] if args.inject else []),
-               *args.pytest_args]
-    started = time.monotonic()
-    subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - started
-    new = sorted(set(folder.glob("*.json")) - before)
-    return (json.loads(new[-1].read_text()) if new else None), seconds
+    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-baseline={args.baseline}",
+                         *QUICK, *([f"--perf-inject-numerics={args.inject:g}"] if args.inject else []),
+                         *args.pytest_args])
+    return done.ab(), done.seconds
 
 
 def direct(args: argparse.Namespace) -> dict[str, Any]:

@@ -24,24 +24,19 @@ variance), with a bootstrap interval over the sessions.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
-import subprocess
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lab import records, sessions
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.ab import random_effects
 from tfperf.ab.random_effects import Pairs
 from tfperf.ground.machine import detect
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "ab_pair_cost"
+DATA = records.DATA / "ab_pair_cost"
 CASE = ("resnet20 and cpu1 and workers1 and xla_off and NHWC and default and single and fp32 "
         "and synthetic")
 # name: (turn seconds, steps a round, a yardstick burst before every K-th pair of a duet). A
@@ -55,26 +50,19 @@ REFERENCE = "shipped"
 
 def run(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{detect().key()}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    folder = ROOT / ".perf-results" / "ab"
     draw = np.random.default_rng(args.seed)
     for number in range(1, args.rounds + 1):
         for name in draw.permutation(list(ARMS)):
             turn, steps, every = ARMS[str(name)]
-            before = set(folder.glob("*.json")) if folder.exists() else set()
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q", "-p",
-                            "no:cacheprovider", "-k", CASE, "--perf-baseline=current",
-                            f"--perf-ab-pairs={args.pairs}:{args.pairs}",
-                            "--perf-ab-numerics=off", f"--perf-ab-turn={turn}",
-                            f"--perf-steps-per-round={steps}",
-                            f"--perf-ab-yardstick-every={every}"], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            new = sorted(set(folder.glob("*.json")) - before)
-            if not new:
+            done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-baseline=current",
+                                 f"--perf-ab-pairs={args.pairs}:{args.pairs}",
+                                 "--perf-ab-numerics=off", f"--perf-ab-turn={turn}",
+                                 f"--perf-steps-per-round={steps}",
+                                 f"--perf-ab-yardstick-every={every}"])
+            data = done.ab()
+            if data is None:
                 print(f"round {number} {name}: no session file", file=sys.stderr)
                 continue
-            data = json.loads(new[-1].read_text())
             (case,) = data["cases"]
             pairs = case["pairs"]
             fit = random_effects.fit(Pairs.of([p["b_rate"] / p["a_rate"] for p in pairs],
@@ -86,22 +74,17 @@ def run(args: argparse.Namespace) -> int:
                     "pairs": len(pairs), "per_pair_sd": fit.within_sd, "duet_sd": fit.duet_sd,
                     "s_per_pair": case["rounds_s"] / len(pairs), "wall_s": case["wall_s"],
                     "failure": case["failure"]}
-            with gzip.open(out, "at") as kept:  # a gzip member a session: appending loses nothing
-                kept.write(json.dumps(line) + "\n")
+            records.append(out, line)
             print(f"round {number} {name}: per-pair SD {fit.within_sd:.1%}, "
-                  f"{line['s_per_pair']:.2f} s a pair, {time.perf_counter() - started:.0f} s",
-                  flush=True)
+                  f"{line['s_per_pair']:.2f} s a pair, {done.seconds:.0f} s",                  flush=True)
     return 0
 
 
 def report(args: argparse.Namespace) -> int:
     by_arm: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for path in args.files:
-        with gzip.open(path, "rt") as lines:
-            for line in lines:
-                kept = json.loads(line)
-                if kept["failure"] is None:
-                    by_arm[kept["arm"]].append(kept)
+    for kept in records.rows(args.files):
+        if kept["failure"] is None:
+            by_arm[kept["arm"]].append(kept)
     if REFERENCE not in by_arm:
         print(f"no session of the {REFERENCE} arm", file=sys.stderr)
         return 2
@@ -115,14 +98,14 @@ def report(args: argparse.Namespace) -> int:
     print("| arm | sessions | per-pair SD (median) | s a pair (median) | time to a verdict / "
           f"{REFERENCE}'s (95% bootstrap) |")
     print("| --- | ---: | ---: | ---: | --- |")
-    for arm, sessions in by_arm.items():
-        ratio = cost(sessions) / cost(reference)
-        boot = [cost(list(draw.choice(sessions, len(sessions)))) /  # type: ignore[arg-type]
+    for arm, of_arm in by_arm.items():
+        ratio = cost(of_arm) / cost(reference)
+        boot = [cost(list(draw.choice(of_arm, len(of_arm)))) /  # type: ignore[arg-type]
                 cost(list(draw.choice(reference, len(reference))))  # type: ignore[arg-type]
                 for _ in range(2000)]
-        print(f"| {arm} | {len(sessions)} | "
-              f"{np.median([s['per_pair_sd'] for s in sessions]):.1%} | "
-              f"{np.median([s['s_per_pair'] for s in sessions]):.2f} | {ratio:.2f} "
+        print(f"| {arm} | {len(of_arm)} | "
+              f"{np.median([s['per_pair_sd'] for s in of_arm]):.1%} | "
+              f"{np.median([s['s_per_pair'] for s in of_arm]):.2f} | {ratio:.2f} "
               f"[{np.percentile(boot, 2.5):.2f}, {np.percentile(boot, 97.5):.2f}] |")
     return 0
 

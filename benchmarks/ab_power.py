@@ -32,22 +32,20 @@ import itertools
 import json
 import math
 import shlex
-import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lab import sessions
 from scipy.stats import binomtest
 
 from tfperf.ab import session_report
 from tfperf.ab.verdict import judge
 from tfperf.options.ab_settings import DUET_RULES, ABSettings
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xla_off and NHWC "
              "and default and single and fp32 and synthetic")
 
@@ -55,18 +53,10 @@ DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xl
 def session(args: argparse.Namespace, level: float, arm: str
             ) -> tuple[dict[str, Any] | None, float]:
     """One A/B session; its session file's contents (None if it wrote none), and its time."""
-    folder = ROOT / ".perf-results" / "ab"
-    before = set(folder.glob("*.json")) if folder.exists() else set()
-    command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-               "-p", "no:cacheprovider", "-k", args.k, f"--perf-baseline={args.baseline}",
-               *([f"--perf-inject-slowdown={level}"] if level else []),
-               *shlex.split(arm), *args.pytest]
-    start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
-    seconds = time.perf_counter() - start
-    new = sorted(set(folder.glob("*.json")) - before)
-    return (json.loads(new[-1].read_text()) if new else None), seconds
+    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-baseline={args.baseline}",
+                         *([f"--perf-inject-slowdown={level}"] if level else []),
+                         *shlex.split(arm), *args.pytest])
+    return done.ab(), done.seconds
 
 
 def pair_noise(pairs: list[dict[str, Any]]) -> dict[str, float | None]:

@@ -31,28 +31,22 @@ Run `collect` from a clone (its sessions write .perf-results/ there); --out name
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ab_designs import DESIGNS, Design  # a sibling study (its folder is on the path)
+from lab import records, sessions
 from scipy.stats import binomtest, f_oneway, ks_2samp
 from scipy.stats import f as f_dist
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ab_designs import DESIGNS, Design  # a sibling study (its folder is on the path)
 
 from tfperf.ab import random_effects, signed_rank, verdict
 from tfperf.ab.random_effects import Pairs
 from tfperf.ground.machine import detect
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "ab_reservoir"
+DATA = records.DATA / "ab_reservoir"
 CASE = "cpu1 and workers1 and xla_off and NHWC and default and single and fp32 and synthetic"
 PAIRS, DUETS, RELAY = 512, 4, 16
 CHANGES = (0.0, -0.0075, -0.014, -0.016, -0.02, -0.03, -0.05)
@@ -60,47 +54,35 @@ CHANGES = (0.0, -0.0075, -0.014, -0.016, -0.02, -0.03, -0.05)
 
 def collect(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{detect().key()}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    folder = ROOT / ".perf-results" / "ab"
     for number in range(1, args.sessions + 1):
-        before = set(folder.glob("*.json")) if folder.exists() else set()
-        command = [sys.executable, "-m", "pytest", "perf/test_training.py", "-q", "-p",
-                   "no:cacheprovider", "-k", f"{args.workload} and {CASE}",
-                   "--perf-baseline=current", f"--perf-ab-pairs={PAIRS}:{PAIRS}",
-                   f"--perf-ab-duets={DUETS}", f"--perf-ab-relay={RELAY}",
-                   "--perf-ab-numerics=off",
-                   *([f"--perf-inject-slowdown={args.slowdown}"] if args.slowdown else [])]
-        started = time.perf_counter()
-        subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
-        new = sorted(set(folder.glob("*.json")) - before)
-        if not new:
+        done = sessions.run(["perf/test_training.py", "-k", f"{args.workload} and {CASE}",
+                             "--perf-baseline=current", f"--perf-ab-pairs={PAIRS}:{PAIRS}",
+                             f"--perf-ab-duets={DUETS}", f"--perf-ab-relay={RELAY}",
+                             "--perf-ab-numerics=off",
+                             *([f"--perf-inject-slowdown={args.slowdown}"] if args.slowdown
+                               else [])])
+        data = done.ab()
+        if data is None:
             print(f"session {number}: no session file", file=sys.stderr)
             continue
-        data = json.loads(new[-1].read_text())
-        with gzip.open(out, "at") as kept:  # a gzip member a session: appending loses nothing
-            for case in data["cases"]:
-                kept.write(json.dumps({
-                    "workload": args.workload, "slowdown": args.slowdown,
-                    "machine_key": data["machine_key"], "when": data["when"],
-                    "session": data["session"], "settings": data["settings"],
-                    "case_id": case["case_id"], "pairs": case["pairs"],
-                    "wall_s": case["wall_s"], "rounds_s": case["rounds_s"],
-                    "relay_s": case["relay_s"], "failure": case["failure"]}) + "\n")
+        records.append(out, *({
+            "workload": args.workload, "slowdown": args.slowdown,
+            "machine_key": data["machine_key"], "when": data["when"],
+            "session": data["session"], "settings": data["settings"],
+            "case_id": case["case_id"], "pairs": case["pairs"],
+            "wall_s": case["wall_s"], "rounds_s": case["rounds_s"],
+            "relay_s": case["relay_s"], "failure": case["failure"]} for case in data["cases"]))
         print(f"session {number} of {args.sessions}: {len(data['cases'])} case(s), "
-              f"{time.perf_counter() - started:.0f} s", flush=True)
+              f"{done.seconds:.0f} s", flush=True)
     return 0
 
 
 def load(paths: list[Path]) -> Iterator[dict[str, Any]]:
-    for path in paths:
-        with gzip.open(path, "rt") as lines:
-            for line in lines:
-                kept = json.loads(line)
-                # A case that ended `slower` ran every pair: its verdict, not a fault.
-                if (kept["failure"] is None or kept["failure"].get("cause") == "slower") \
-                        and len(kept["pairs"]) == PAIRS:
-                    yield kept
+    for kept in records.rows(paths):
+        # A case that ended `slower` ran every pair: its verdict, not a fault.
+        if (kept["failure"] is None or kept["failure"].get("cause") == "slower") \
+                and len(kept["pairs"]) == PAIRS:
+            yield kept
 
 
 def pairs_of(kept: dict[str, Any], change: float = 0.0) -> Pairs:

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
+from lab import sessions
+
 from tfperf.storage import session_files
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_K = ("(resnet20 or deepconn) and cpu1 and workers1 and xla_off and NHWC and default "
              "and single and fp32 and synthetic")
 
@@ -50,20 +48,15 @@ def session(args: argparse.Namespace, base: Path, scratch: Path, extra: list[str
         folder = scratch / "history-copy"
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(base, folder)
-    before = set(session_files.History(folder).sessions())
-    command = [sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
-               "-k", args.k, f"--perf-history={folder}",
-               "--perf-rerun=on" if gated else "--perf-gate=off",
-               f"--benchmark-storage=file://{scratch / 'baselines'}", *extra]
-    start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seconds = time.perf_counter() - start
-    new = sorted(set(session_files.History(folder).sessions()) - before)
-    if not new:
-        raise SystemExit(f"a session kept no runs: {' '.join(command)}")
+    done = sessions.run(["perf/", "-k", args.k, "--perf-rerun=on" if gated else "--perf-gate=off",
+                         f"--benchmark-storage=file://{scratch / 'baselines'}", *extra],
+                        history=folder)
+    if not done.history_files:
+        raise SystemExit(f"a session kept no runs: {' '.join(done.command)}")
+    new = done.history_files[0]
     if gated and keep:
-        shutil.copy(new[0], base / "results" / new[0].name)
-    return session_files.read_session(new[0]), seconds
+        shutil.copy(new, base / "results" / new.name)
+    return session_files.read_session(new), done.seconds
 
 
 def _verdicts(runs: list[session_files.Run]) -> str:

@@ -31,29 +31,24 @@ would have flagged unchanged code, with a 95% binomial interval:
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import multiprocessing
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lab import ROOT, records, sessions
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.cases import catalog
 from tfperf.gate import rules, statistics
 from tfperf.ground.machine import detect
-from tfperf.storage import session_files
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "gate_spreads"
+DATA = records.DATA / "gate_spreads"
 FIGURES = [m.name for m in statistics.METRICS]
 
 
@@ -74,14 +69,11 @@ def _case_key(row: dict[str, Any]) -> str:
 def _session(number: int, pytest_args: Sequence[str], folder: Path,
              versions: dict[str, int]) -> list[dict[str, Any]]:
     """One smoke session with gating off and a history of its own: its runs' figures."""
-    history = folder / f"history{number}"
-    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
-                           "--perf-gate=off", f"--perf-history={history}", *pytest_args],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 1):
-        print(done.stdout[-2000:] + done.stderr[-2000:], file=sys.stderr)
-    runs = [run for path in sorted((history / "results").glob("*.json"))
-            for run in session_files.read_session(path)]
+    done = sessions.run(["perf/", "--perf-gate=off", *pytest_args],
+                        history=folder / f"history{number}")
+    if done.code not in (0, 1):
+        print(done.tail(2000, 2000), file=sys.stderr)
+    runs = done.runs()
     return [{"case_id": r.case_id, "session": r.session, "when": r.when,
              "workload_version": versions.get(r.case_id.split("-")[0], 1),
              "round_examples_per_sec": list(r.round_examples_per_sec),
@@ -92,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
     machine = detect()
     # gzip: appended member by member, read back whole (the raw data is committed compressed).
     out = args.out or DATA / f"{machine.key()}-{args.neighbour}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
     neighbour = None
     if args.neighbour == "busy":
         neighbour = multiprocessing.Process(target=_spin, args=(7 * 24 * 3600.0,), daemon=True)
@@ -104,11 +95,8 @@ def run(args: argparse.Namespace) -> int:
         for number in range(1, args.sessions + 1):
             started = time.monotonic()
             rows = _session(number, args.pytest_args, folder, versions)
-            opener = gzip.open if out.suffix == ".gz" else open
-            with opener(out, "at", encoding="utf-8") as sink:
-                for row in rows:
-                    sink.write(json.dumps({**row, "machine_key": machine.key(),
-                                           "neighbour": args.neighbour}) + "\n")
+            records.append(out, *({**row, "machine_key": machine.key(),
+                                   "neighbour": args.neighbour} for row in rows))
             print(f"session {number} of {args.sessions}: {len(rows)} runs, "
                   f"{time.monotonic() - started:.0f} s -> {out}", flush=True)
     finally:
@@ -116,13 +104,6 @@ def run(args: argparse.Namespace) -> int:
             neighbour.terminate()
         shutil.rmtree(folder, ignore_errors=True)
     return 0
-
-
-def _rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
-    for path in paths:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as lines:
-            yield from (json.loads(line) for line in lines if line.strip())
 
 
 def _series(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], list[float]]:
@@ -162,7 +143,7 @@ def flag_rates(values: Sequence[float], name: str, k: int, z: float, floor: floa
 
 
 def report(args: argparse.Namespace) -> int:
-    series = _series(list(_rows(args.files)))
+    series = _series(list(records.rows(args.files)))
     groups = sorted({group for group, _, _ in series})
     for group in groups:
         print(f"\n## {group}\n")
@@ -229,7 +210,7 @@ def newcomers(args: argparse.Namespace) -> int:
     nights before it. Without re-runs, a flag counts as a false failure: an upper bound."""
     from scipy.stats import binomtest
 
-    rows = list(_rows(args.files))
+    rows = list(records.rows(args.files))
     settings = statistics.GateSettings()
     floors = rules.load(args.baselines)
     print(f"floors: {args.baselines / rules.FILE_NAME} (throughput and scaling efficiency "
@@ -290,7 +271,7 @@ def floors(args: argparse.Namespace) -> int:
     """The least floor per figure that keeps every unchanged night of the kept sessions from
     being flagged by the gate's rule once the history has settled, quiet and busy apart and
     together: what the CPU floors of baselines/gate.toml rest on."""
-    rows = list(_rows(args.files))
+    rows = list(records.rows(args.files))
     settings = statistics.GateSettings()
     ks = range(settings.settle, args.longest + 1)
     pooled: dict[str, list[float]] = defaultdict(list)

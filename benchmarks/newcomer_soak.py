@@ -18,10 +18,7 @@ with a 95% Clopper-Pearson interval, and lists each failed run with its reason:
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,14 +27,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lab import records, sessions
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.ground.machine import detect
-from tfperf.storage import session_files
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "newcomer_soak"
+DATA = records.DATA / "newcomer_soak"
 CASE = ("resnet20 and cpu1 and workers1 and xla_off and NHWC and default and single and fp32 "
         "and synthetic")
 NIGHTLY = ("--perf-rerun=on", "-p", "no:randomly")
@@ -50,24 +45,16 @@ _FAILING = frozenset({"regression", "flagged"})
 
 def _session(history: Path, *args: str) -> tuple[int, list[dict[str, Any]], float]:
     """One session on `history`: its exit code, the runs it kept (verdict and reason), seconds."""
-    before = set((history / "results").glob("*.json"))
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
-                           f"--perf-history={history}", *NIGHTLY, *args],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - started
-    if done.returncode != 0:
-        print(done.stdout[-3000:] + done.stderr[-2000:], file=sys.stderr)
-    runs = [{"case_id": r.case_id, "verdict": r.verdict, "reason": r.reason}
-            for path in sorted(set((history / "results").glob("*.json")) - before)
-            for r in session_files.read_session(path)]
-    return done.returncode, runs, seconds
+    done = sessions.run(["perf/", *NIGHTLY, *args], history=history)
+    if done.code != 0:
+        print(done.tail(), file=sys.stderr)
+    runs = [{"case_id": r.case_id, "verdict": r.verdict, "reason": r.reason} for r in done.runs()]
+    return done.code, runs, done.seconds
 
 
 def run(args: argparse.Namespace) -> int:
     machine = detect()
     out = args.out or DATA / f"{machine.key()}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     for number in range(1, args.sequences + 1):
         folder = Path(tempfile.mkdtemp(prefix="newcomer-soak-"))
@@ -79,9 +66,7 @@ def run(args: argparse.Namespace) -> int:
                        "session": "smoke tier" if night == 0 else "one case",
                        "exit_code": code, "runs": runs, "seconds": round(seconds, 1),
                        "machine_key": machine.key()}
-                # gzip: appended member by member, read back whole (committed compressed).
-                with gzip.open(out, "at", encoding="utf-8") as sink:
-                    sink.write(json.dumps(row) + "\n")
+                records.append(out, row)
                 failed = [r for r in runs if r["verdict"] in _FAILING]
                 print(f"sequence {number} of {args.sequences}, night {night}: exit {code}, "
                       f"{len(runs)} runs, {len(failed)} failed, {seconds:.0f} s", flush=True)
@@ -92,11 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 def report(args: argparse.Namespace) -> int:
     sequences: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for path in args.files:
-        with gzip.open(path, "rt", encoding="utf-8") as source:
-            for line in source:
-                row = json.loads(line)
-                sequences[(row["machine_key"], row["sequence"])].append(row)
+    for row in records.rows(args.files):
+        sequences[(row["machine_key"], row["sequence"])].append(row)
     by_machine: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
     for (key, _), nights in sorted(sequences.items()):
         by_machine[key].append(sorted(nights, key=lambda r: r["night"]))

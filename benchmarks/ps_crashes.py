@@ -29,8 +29,6 @@ made at different settings are never pooled:
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import multiprocessing
 import os
 import re
@@ -45,13 +43,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lab import ROOT, records, sessions
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.ground.machine import detect
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "ps_crashes"
+DATA = records.DATA / "ps_crashes"
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=input=synthetic",
         "--perf-only=precision=fp32", "--perf-only=placement=default",
@@ -79,22 +76,17 @@ def _suite(folder: Path, workload: str) -> None:
 
 def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
          ) -> dict[str, Any]:
-    history = folder / f"history{number}"
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", "perf/", "-q", "-p", "no:cacheprovider",
-                           "-p", "no:randomly", "--perf-gate=off", f"--perf-history={history}",
-                           "--perf-tier=smoke", *CASE, f"--perf-rounds={args.rounds}",
-                           f"--perf-steps-per-round={args.steps}", "--perf-warmup-rounds=1",
-                           *args.pytest_args],
-                          cwd=folder, capture_output=True, text=True, check=False,
-                          env={**os.environ, **args.env})
+    done = sessions.run(["perf/", "-p", "no:randomly", "--perf-gate=off", "--perf-tier=smoke",
+                         *CASE, f"--perf-rounds={args.rounds}", f"--perf-steps-per-round={args.steps}",
+                         "--perf-warmup-rounds=1", *args.pytest_args],
+                        cwd=folder, history=folder / f"history{number}", env=args.env)
     failure = FAILURE.search(done.stdout)
     signal = SIGNAL.search(failure.group(2)) if failure else None
     log = LOG.search(failure.group(2)) if failure else None
     stack = _keep(Path(log.group(1)), f"{args.label}-{number}") if log else []
     native = _native_stacks(folder) if args.cores else []
     ran = re.search(r"\b1 passed\b", done.stdout.splitlines()[-1] if done.stdout else "")
-    ended = ("passed" if done.returncode == 0 and ran and not failure
+    ended = ("passed" if done.code == 0 and ran and not failure
              else "crash" if failure and failure.group(1) == "crash"
              else "failed")  # another failure, or the case did not run
     if ended != "passed":
@@ -104,8 +96,8 @@ def _one(number: int, folder: Path, args: argparse.Namespace, commit: str
             "message": failure.group(2) if failure else None,
             "signal": signal.group(1) if signal else None, "stack": stack,
             "native_stack": native,
-            "exit_code": done.returncode,
-            "seconds": round(time.monotonic() - started, 1), "workload": args.workload,
+            "exit_code": done.code,
+            "seconds": round(done.seconds, 1), "workload": args.workload,
             "rounds": args.rounds, "steps": args.steps, "neighbours": args.neighbours,
             "cpus": sorted(os.sched_getaffinity(0)),
             "env": args.env,
@@ -182,7 +174,6 @@ def _spin(seconds: float) -> None:
 def run(args: argparse.Namespace) -> int:
     machine = detect()
     out = args.out or DATA / f"{machine.key()}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.cores:
         _allow_cores()
     if args.cpus:
@@ -199,9 +190,7 @@ def run(args: argparse.Namespace) -> int:
         _suite(folder, args.workload)
         for number in range(1, args.runs + 1):
             row = _one(number, folder, args, commit)
-            # gzip: appended member by member, read back whole (committed compressed).
-            with gzip.open(out, "at", encoding="utf-8") as sink:
-                sink.write(json.dumps({**row, "machine_key": machine.key()}) + "\n")
+            records.append(out, {**row, "machine_key": machine.key()})
             print(f"run {number} of {args.runs}: {row['ended']}"
                   f"{' (' + str(row['message']) + ')' if row['message'] else ''}, "
                   f"{row['seconds']:.0f} s -> {out}", flush=True)
@@ -214,14 +203,11 @@ def run(args: argparse.Namespace) -> int:
 
 def report(args: argparse.Namespace) -> int:
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for path in args.files:
-        with gzip.open(path, "rt", encoding="utf-8") as source:
-            for line in source:
-                row = json.loads(line)
-                groups[(row["machine_key"], row["label"], row["workload"], row["rounds"],
-                        row["steps"], row.get("neighbours", 0), len(row.get("cpus", [0, 1])),
-                        " ".join([*(f"{k}={v}" for k, v in row.get("env", {}).items()),
-                                  *row["pytest_args"]]))].append(row)
+    for row in records.rows(args.files):
+        groups[(row["machine_key"], row["label"], row["workload"], row["rounds"],
+                row["steps"], row.get("neighbours", 0), len(row.get("cpus", [0, 1])),
+                " ".join([*(f"{k}={v}" for k, v in row.get("env", {}).items()),
+                          *row["pytest_args"]]))].append(row)
     print("machine | label | workload | rounds x steps | neighbours | cpus | args | runs | "
           "crashes | other failures | crash rate [95% Clopper-Pearson] | median s")
     for (key, label, workload, rounds, steps, busy, cpus, extra), rows in sorted(groups.items()):

@@ -9,14 +9,11 @@ over round time seen inside the worker, minus one).
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from lab import sessions
+
 CASE = ["--perf-only=workload=resnet20", "--perf-only=device_kind=cpu", "--perf-only=device_count=1",
         "--perf-only=xla=off", "--perf-only=data_format=NHWC", "--perf-only=strategy=single",
         "--perf-only=precision=fp32", "--perf-only=input=synthetic", "--perf-rounds=10",
@@ -24,18 +21,10 @@ CASE = ["--perf-only=workload=resnet20", "--perf-only=device_kind=cpu", "--perf-
 
 
 def one_session(batch: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        # Measured, not judged: no gate, and a history of its own, so neither the user's
-        # history nor a noisy moment of the machine decides whether a figure comes back.
-        done = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-                               "-p", "no:cacheprovider", *CASE, f"--perf-batch-size={batch}",
-                               "--perf-gate=off", f"--perf-history={tmp}/history",
-                               f"--benchmark-json={out}"],
-                              cwd=ROOT, capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"the batch {batch} session failed:\n{done.stdout[-3000:]}")
-        info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+    done = sessions.measure(["perf/test_training.py", *CASE, f"--perf-batch-size={batch}"])
+    if done.code != 0 or not done.benchmarks:
+        sys.exit(f"the batch {batch} session failed:\n{done.stdout[-3000:]}")
+    info = done.benchmarks[0]
     return {k: float(info[k]) for k in ("examples_per_sec", "mfu", "isolation_overhead")}
 
 

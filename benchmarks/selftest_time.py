@@ -22,8 +22,6 @@ REV's self-tests took that long, the ratio carried over (an estimate, not that h
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import os
 import re
@@ -38,12 +36,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab import ROOT, records
+
 from tfperf.cases import catalog_cache
 from tfperf.ground.machine import detect
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "selftest_time"
+DATA = records.DATA / "selftest_time"
 # pytest's last line, e.g. "533 passed, 1 skipped in 282.31s (0:04:42)".
 SUMMARY = re.compile(r"^(?P<outcome>\d+ \w+.*) in (?P<seconds>[\d.]+)s\b", re.MULTILINE)
 
@@ -90,13 +88,10 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     key = detect().key()
     out: Path = args.out or DATA / f"{key}.jsonl.gz"
-    out.parent.mkdir(parents=True, exist_ok=True)
     for round_number in range(1, args.rounds + 1):
         for rev, sha in args.revs:
             row = {**_one(rev, sha, round_number), "machine_key": key}
-            # gzip: appended member by member, read back whole (committed compressed).
-            with gzip.open(out, "at", encoding="utf-8") as sink:
-                sink.write(json.dumps(row) + "\n")
+            records.append(out, row)
             said = f"{row['pytest_s']:.1f} s of pytest" if row["pytest_s"] else "no pytest summary"
             print(f"round {round_number}, {rev} ({sha[:10]}): {said}, {row['whole_s']:.0f} s in "
                   f"all, exit {row['exit']}: {row['outcome']} -> {out}", flush=True)
@@ -113,10 +108,7 @@ def passed(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[float]]:
 
 
 def report(args: argparse.Namespace) -> int:
-    rows: list[dict[str, Any]] = []
-    for path in args.files:
-        with gzip.open(path, "rt", encoding="utf-8") as source:
-            rows.extend(json.loads(line) for line in source)
+    rows = list(records.rows(args.files))
     found = passed(rows)
     medians = {group: statistics.median(seconds) for group, seconds in found.items()}
     order = list(dict.fromkeys(row["commit"] for row in rows))

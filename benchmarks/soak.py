@@ -23,7 +23,6 @@ import collections
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,10 +30,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab import ROOT, sessions
+
 from tfperf.processes import leftovers
 
-ROOT = Path(__file__).resolve().parents[1]
 KEPT = ROOT / ".perf-results" / "soak"
 INFRASTRUCTURE = ("crash", "timeout", "error", "out_of_memory")
 _CAUSE = re.compile(r"CaseFailure: (\w+):")
@@ -65,19 +64,10 @@ MARKER = ("TFPERF_SOAK", str(os.getpid()))
 
 
 def session(args: Sequence[str], junit: Path, timeout_s: float) -> tuple[int, float]:
-    """One fresh pytest process; its exit code and wall time."""
-    start = time.monotonic()
-    name, value = MARKER
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", *args, f"--junitxml={junit}",
-                               "-q", "-p", "no:cacheprovider"], cwd=ROOT,
-                              env={**os.environ, name: value},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout_s, check=False)
-        code = done.returncode
-    except subprocess.TimeoutExpired:
-        code = -1
-    return code, time.monotonic() - start
+    """One fresh pytest process; its exit code (sessions.TIMED_OUT if it ran out of time) and
+    wall time."""
+    done = sessions.run([*args, f"--junitxml={junit}"], env=dict([MARKER]), timeout=timeout_s)
+    return done.code, done.seconds
 
 
 class Tally:

@@ -10,16 +10,13 @@ Runs the real suite (one pytest session per repeat) and prints medians over the 
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from lab import sessions
+
 ARGS = ["--perf-tier=full", "--perf-size=tiny", "--perf-only=workload=resnet20,deepconn",
         "--perf-only=device_kind=cpu", "--perf-only=device_count=1,2", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=precision=fp32",
@@ -29,15 +26,10 @@ ARGS = ["--perf-tier=full", "--perf-size=tiny", "--perf-only=workload=resnet20,d
 
 
 def session() -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        run = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-                              "-p", "no:cacheprovider", *ARGS, "--perf-gate=off",
-                              f"--perf-history={tmp}/history", f"--benchmark-json={out}"],
-                             cwd=ROOT, capture_output=True, text=True)
-        if not out.exists():
-            sys.exit(f"pytest wrote no results (exit {run.returncode}):\n{run.stdout[-3000:]}")
-        return [b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]]
+    done = sessions.measure(["perf/test_training.py", *ARGS])
+    if done.benchmarks is None:
+        sys.exit(f"pytest wrote no results (exit {done.code}):\n{done.stdout[-3000:]}")
+    return done.benchmarks
 
 
 def main() -> None:

@@ -12,16 +12,13 @@ device-resident batches, measured in the same worker (a ratio from one run, not 
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from lab import sessions
+
 COMMON = ["--perf-tier=nightly", "--perf-size=tiny", "--perf-only=device_kind=cpu",
           "--perf-only=device_count=1", "--perf-only=data_format=NHWC",
           "--perf-only=strategy=single", "--perf-only=precision=fp32",
@@ -43,15 +40,10 @@ SESSIONS = {
 
 
 def session(extra: list[str]) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.json"
-        run = subprocess.run([sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-                              "-p", "no:cacheprovider", *COMMON, *extra,
-                              "--perf-gate=off", f"--perf-history={tmp}/history",
-                              f"--benchmark-json={out}"], cwd=ROOT, capture_output=True, text=True)
-        if not out.exists():
-            sys.exit(f"pytest wrote no results (exit {run.returncode}):\n{run.stdout[-3000:]}")
-        return [b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]]
+    done = sessions.measure(["perf/test_training.py", *COMMON, *extra])
+    if done.benchmarks is None:
+        sys.exit(f"pytest wrote no results (exit {done.code}):\n{done.stdout[-3000:]}")
+    return done.benchmarks
 
 
 def median(values: list[Any]) -> float | None:

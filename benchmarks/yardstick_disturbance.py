@@ -33,10 +33,10 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from lab import sessions
+
 CASE = "resnet56-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_host"
 
 _SPIN = "while True: pass"
@@ -75,17 +75,10 @@ def _competitors(kind: str) -> list[subprocess.Popen[bytes]]:
 def one_run(case: str, kind: str) -> dict[str, float]:
     competitors = _competitors(kind)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "out.json"
-            # Measured, not judged: no gate, and a history of its own.
-            done = subprocess.run(
-                [sys.executable, "-m", "pytest", "perf/test_training.py", "-q",
-                 "-p", "no:cacheprovider", "-k", case, "--perf-gate=off",
-                 f"--perf-history={tmp}/history", f"--benchmark-json={out}"],
-                cwd=ROOT, capture_output=True, text=True)
-            if done.returncode != 0 or not out.exists():
-                sys.exit(f"the {kind} run failed:\n{done.stdout[-3000:]}")
-            info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+        done = sessions.measure(["perf/test_training.py", "-k", case])
+        if done.code != 0 or not done.benchmarks:
+            sys.exit(f"the {kind} run failed:\n{done.stdout[-3000:]}")
+        info = done.benchmarks[0]
     finally:
         for process in competitors:
             os.killpg(process.pid, signal.SIGKILL)

@@ -151,6 +151,27 @@ def test_a_worker_that_dies_fails_the_case_within_seconds(make_suite: MakeSuite)
     assert worker_processes() == []
 
 
+def test_a_crash_shows_its_stack_in_the_failure(make_suite: MakeSuite) -> None:
+    """A chief that dies of SIGSEGV while its coordinator's threads run: the failure itself
+    shows the stack faulthandler wrote (the log is in a folder that goes with the session), the
+    crashing thread whole and the coordinator's threads by where they were."""
+    suite = make_suite("segfault")
+    result = suite.runpytest(*CLUSTER_CPU, "--perf-only=workers=2",
+                             "--perf-only=strategy=parameter_server")
+    assert result.parseoutcomes() == {"failed": 1}, result.stdout.str()
+    shutil.rmtree(suite.path / ".perf-results" / "logs")
+    result.stdout.fnmatch_lines([
+        "*crash: task chief:0 of the cluster: worker killed by SIGSEGV while building*",
+        "*Fatal Python error: Segmentation fault",
+        "*Current thread 0x* (most recent call first):  <- crashed, the main thread",
+        '*File "*ctypes*", line * in string_at',
+        '*File "*segfault.py", line * in build_model',
+        "*Thread 0x* (most recent call first):",
+        '*File "*cluster_coordinator.py", line * in *',
+    ])
+    assert worker_processes() == []
+
+
 def _session(path: Path, tf_config: str, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "TF_CONFIG": tf_config, **_shared_storage(path)}
     return subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=path, env=env,

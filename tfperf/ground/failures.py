@@ -35,6 +35,10 @@ def cause_of(text: str) -> Cause:
 AB_FINDINGS: frozenset[Cause] = frozenset({"slower", "numerics_differ", "costs_more"})
 
 
+# How faulthandler's report of a crash begins (a worker's log holds one when it crashed).
+CRASH_STACK = "Fatal Python error:"
+
+
 class CaseFailure(Exception):
     def __init__(self, cause: Cause, message: str, log_tail: str = "", phase: str = "",
                  log_path: str = "") -> None:
@@ -48,7 +52,12 @@ class CaseFailure(Exception):
 
     def __str__(self) -> str:
         text = f"{self.cause}: {self.message}"
-        if self.log_tail:
+        if CRASH_STACK in self.log_tail:
+            # The log's folder may be gone by the time anyone reads this (a self-test's is):
+            # the stack travels here (tfperf.processes.crash_stack trims it).
+            text += ("\n--- the worker's log: its last lines, then the stack faulthandler wrote "
+                     f"as it crashed (the crashing and main threads) ---\n{self.log_tail}")
+        elif self.log_tail:
             text += f"\n--- last lines of the worker's log ---\n{self.log_tail}"
         return text
 

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure, cause_of
-from tfperf.processes import protocol, scratch, warm_start
+from tfperf.processes import crash_stack, protocol, scratch, warm_start
 from tfperf.processes.runtime import CURRENT, Runtime
 
 # Enough for a crash's whole stack: a worker forked from a zygote has about 20 frames, the case's
@@ -49,6 +49,19 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     kept = [line for line in text.splitlines()
             if line.strip() and not any(noise in line for noise in _NOISE)]
     return "\n".join(kept[-lines:])
+
+
+def _end(path: Path) -> str:
+    """What a worker's log says of how it went away: the stack faulthandler wrote as it
+    crashed, trimmed (crash_stack), else its last lines. A cluster's chief dumps more threads
+    than the tail holds, and the log's folder may be gone when the failure is read."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    stack = crash_stack.trimmed("\n".join(
+        line for line in text.splitlines() if not any(noise in line for noise in _NOISE)))
+    return stack if stack is not None else _tail(path)
 
 
 class Worker:
@@ -159,7 +172,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.kill()  # and waited for
             code = self._process.wait()
-        tail = _tail(self.log_path)
+        tail = _end(self.log_path)
         where = f"while {self.phase}"
         log = f" (log: {self.log_path})"
         found = (self.phase, str(self.log_path))

@@ -21,6 +21,7 @@ from tfperf.worker.model import layers, precision
 from tfperf.worker.telemetry import step_flops
 from tfperf.worker.training.graph_functions import graph_function
 from tfperf.worker.training.pool import POOL_BATCHES, pool_batches
+from tfperf.worker.training.remote_losses import RemoteLosses
 from tfperf.workload import ModelConfig, Workload
 
 Preprocess = Callable[[tf.Tensor], tf.Tensor]
@@ -80,17 +81,9 @@ class Trainer:
             # dataset, prefetched to its device.
             self._remote_batches = self.per_worker_batches(
                 lambda: tf.data.Dataset.from_tensor_slices((features, labels)).repeat())
-            # A remote step leaves its loss here, on the ps task, and returns nothing: the
-            # chief reads these once after join() (TensorFlow's own pattern: metrics updated in
-            # the step, read after join). A step that returned its loss had it copied to the
-            # chief by the coordinator's thread that ran it, as the step ended
-            # (cluster_coordinator.Worker._process_closure -> RemoteValue.get ->
-            # values.copy_tensor), so two workers' threads copied at once; the chief died of
-            # SIGSEGV there, its main thread in join(), in 2 of 46 whole runs of the
-            # multi-process self-tests on a 2-vCPU Xeon (docs/clusters.md).
-            with strategy.scope():
-                self._remote_loss_sum = tf.Variable(0.0, trainable=False)
-                self._remote_loss_first = tf.Variable(float("nan"), trainable=False)
+            # Read after join(), never returned: two coordinator threads copying steps'
+            # returned losses at once crashed the chief (see remote_losses).
+            self._remote_losses = RemoteLosses(strategy)
             self._remote_step = self.remote_step()
         elif self.replicas == 1:
             self.pool = (self.features, self.labels)
@@ -239,13 +232,8 @@ class Trainer:
         """Under a coordinator: one step on the next batch of a per_worker_batches iterator."""
         def step_on_next_batch(batches: Any) -> None:
             x, y = next(batches)
-            loss = self.step(x, y, preprocess=preprocess)
-            # Nothing returned, so nothing is copied to the chief as the step ends (see
-            # __init__). The round's first loss is the first one written: the round's first
-            # steps start together from the same weights, so whichever writes it is one of them.
-            first = self._remote_loss_first
-            first.assign(tf.where(tf.math.is_nan(first), loss, first))
-            self._remote_loss_sum.assign_add(loss)
+            # Nothing returned, so nothing is copied to the chief as the step ends.
+            self._remote_losses.add(self.step(x, y, preprocess=preprocess))
 
         return graph_function(step_on_next_batch)
 
@@ -254,13 +242,11 @@ class Trainer:
         """Under a coordinator: `steps` calls of `step` (a remote_step) on args(), each
         scheduled on whichever remote worker is free, then awaited; their losses read once,
         by this thread, after join()."""
-        self._remote_loss_sum.assign(0.0)
-        self._remote_loss_first.assign(float("nan"))
+        self._remote_losses.start_round()
         for _ in range(steps):
             self.coordinator.schedule(step, args=args())
         self.coordinator.join()
-        total = float(self._remote_loss_sum.numpy())
-        return RoundResult(float(self._remote_loss_first.numpy()), total / steps)
+        return RoundResult(*self._remote_losses.read(steps))
 
     def run_round(self, steps: int) -> RoundResult:
         """K steps on the device-resident pool (no input cost), one host synchronisation

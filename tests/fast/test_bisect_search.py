@@ -11,12 +11,11 @@ from dataclasses import replace
 import pytest
 
 from tfperf.ab.verdict import Status
-from tfperf.bisect import levels, report, search
+from tfperf.bisect import bisection, levels, report, search
 from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Unusable
-from tfperf.commands import tfperf_bisect
 from tfperf.options.ab_settings import ABSettings
 
 FLOOR = 0.015
@@ -122,12 +121,12 @@ def test_ends_that_are_not_apart_and_an_end_that_fails_stop_at_the_confirmation(
         assert found.outcome == search.NOT_APART and len(found.steps) == 1
         # The one line tfperf-bisect ends with (a real run of the second: test_bisect.py).
         doc = report.document(found, ends, "case", "commits", "id", "key", FLOOR)
-        assert tfperf_bisect.stopped(doc).startswith(says), tfperf_bisect.stopped(doc)
+        assert bisection.stopped(doc).startswith(says), bisection.stopped(doc)
     found = search.run(8, _exact(simulate.profile(8, {}), undecided=frozenset({(7, 0)})), FLOOR)
     doc = report.document(found, ends, "case", "commits", "id", "key", FLOOR)
-    assert tfperf_bisect.stopped(doc).startswith(
+    assert bisection.stopped(doc).startswith(
         "nothing to bisect: the bad end c7 against the good end c0 is undecided (B/A 1.000 ")
-    assert tfperf_bisect.stopped(doc).endswith("; give more --pairs")
+    assert bisection.stopped(doc).endswith("; give more --pairs")
     found = search.run(8, _exact(simulate.profile(8, {3: 0.1}), frozenset({7})), FLOOR)
     assert found.outcome == search.END_FAILED
 

@@ -15,6 +15,8 @@ from tfperf.ground.project import Project, ProjectError
 from tfperf.options import values
 from tfperf.options.plan import parse_budget
 from tfperf.storage import database
+from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.results_store import ResultsStore
 
 T = TypeVar("T")
 
@@ -80,6 +82,43 @@ def add_store(parser: argparse.ArgumentParser, holds: str) -> None:
                         help=f"the results store: {holds} ({database.VALID}; default: "
                              f"${database.URL_ENV}, else {database.FILE_NAME} in the history "
                              "folder)")
+
+
+def before_or_after(add: Callable[[argparse.ArgumentParser], None]
+                    ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """Options a command takes before its subcommand or after it, as a user may write either:
+    the parent for the command's own parser (with the defaults), and the parent for each
+    subcommand's, without defaults, so that a subcommand's default never replaces a value
+    given before it (argparse copies a subcommand's whole namespace over the command's)."""
+    before = argparse.ArgumentParser(add_help=False)
+    after = argparse.ArgumentParser(add_help=False)
+    add(before)
+    add(after)
+    for action in after._actions:  # not set_defaults: it would store SUPPRESS as a value
+        action.default = argparse.SUPPRESS
+    return before, after
+
+
+def store_url(args: argparse.Namespace, history: Path, parser: argparse.ArgumentParser) -> str:
+    """The store's URL (--store, else $TFPERF_STORE_URL, else the history folder's SQLite
+    file), checked before any work: a URL that names no store exits with one line."""
+    url = database.chosen_url(args.store, history)
+    try:
+        database.check_url(url)
+    except StoreUnavailable as error:
+        parser.exit(2, f"{parser.prog}: {error}\n")
+    return url
+
+
+def open_store(args: argparse.Namespace, history: Path, parser: argparse.ArgumentParser,
+               create: bool) -> ResultsStore:
+    """The store the arguments name, opened; one line and exit 2 where it cannot be. A command
+    that only reads passes create=False: it says there is no store rather than make one."""
+    url = store_url(args, history, parser)
+    try:
+        return ResultsStore.open(url, create)
+    except StoreUnavailable as error:
+        parser.exit(2, f"{parser.prog}: {error}\n")
 
 
 def add_folders(parser: argparse.ArgumentParser, **what: str) -> None:

@@ -19,26 +19,19 @@ every candidate with the one before it instead. Exit 0: a culprit named (or --ea
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from tfperf.bisect import after_ab, git_commits, github_issue, report, search, step_sessions
-from tfperf.bisect import candidates as candidate_lists
-from tfperf.bisect.candidates import BadRange, Candidate
-from tfperf.bisect.levels import Level
-from tfperf.bisect.step_sessions import StepError, StepSessions
+from tfperf.bisect import after_ab, bisection, github_issue, search
+from tfperf.bisect.step_sessions import StepError
 from tfperf.commands import arguments
 from tfperf.ground import project
 from tfperf.options import declared
 from tfperf.options.ab_settings import ABSettings
-from tfperf.storage import database, timestamps
-from tfperf.storage.errors import StoreUnavailable
-from tfperf.storage.results_store import BisectRow, ResultsStore
+from tfperf.storage import database
 
 # What each step sets itself: a user's pytest arguments may not.
 STEP_OPTIONS = ("--perf-ab-pairs", "--perf-ab-floor", "--perf-ab-confidence", "--perf-tensorflow",
@@ -46,8 +39,10 @@ STEP_OPTIONS = ("--perf-ab-pairs", "--perf-ab-floor", "--perf-ab-confidence", "-
 
 
 def _parser() -> argparse.ArgumentParser:
+    before, after = arguments.before_or_after(
+        lambda p: arguments.add_store(p, "where the report is kept"))
     parser = argparse.ArgumentParser(
-        prog="tfperf-bisect", description=__doc__.split("\n\n")[0],
+        prog="tfperf-bisect", description=__doc__.split("\n\n")[0], parents=[before],
         usage="tfperf-bisect {releases,nightlies,specs,commits,after-ab,issue} ... [options] "
               "-- PYTEST_ARGS")
     common = argparse.ArgumentParser(add_help=False)
@@ -77,14 +72,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="where the report goes (default: RESULTS/reports/bisect/<id>)")
     common.add_argument("--tests", type=Path, metavar="DIR",
                         help=f"the suite's tests (default: the project's; {project.LAYOUT})")
-    arguments.add_store(common, "where the report is kept")
     kinds = parser.add_subparsers(dest="kind", required=True,
                                   metavar="releases|nightlies|specs|commits|after-ab|issue")
-    releases = kinds.add_parser("releases", parents=[common],
+    releases = kinds.add_parser("releases", parents=[common, after],
                                 help="a package's releases, from the package index")
     releases.add_argument("package", help="e.g. tensorflow-cpu or tensorflow[and-cuda]")
     releases.add_argument("range", help="LOW..HIGH: the good and the bad release")
-    nightlies = kinds.add_parser("nightlies", parents=[common],
+    nightlies = kinds.add_parser("nightlies", parents=[common, after],
                                  help="a package's nightlies by date, from the package index")
     nightlies.add_argument("package", help="e.g. tf-nightly or tf-nightly-cpu")
     nightlies.add_argument("range", help="YYYY-MM-DD..YYYY-MM-DD")
@@ -97,10 +91,10 @@ def _parser() -> argparse.ArgumentParser:
                          help="a package other than TensorFlow (keras, numpy) runs beside this "
                               "TensorFlow, every other package held equal (default: this "
                               "environment's)")
-    specs = kinds.add_parser("specs", parents=[common],
+    specs = kinds.add_parser("specs", parents=[common, after],
                              help="TensorFlow specs in order: the good end first, the bad last")
     specs.add_argument("specs", nargs="+", metavar="SPEC")
-    commits = kinds.add_parser("commits", parents=[common],
+    commits = kinds.add_parser("commits", parents=[common, after],
                                help="the commits of a workloads folder in a git repository")
     commits.add_argument("repo", type=Path, help="the repository")
     commits.add_argument("range", help="GOOD..BAD")
@@ -109,15 +103,16 @@ def _parser() -> argparse.ArgumentParser:
                               "(default: workloads)")
     commits.add_argument("--tensorflow", default="current", metavar="SPEC",
                          help="the TensorFlow both sides run (default: current)")
-    after = kinds.add_parser("after-ab", help="bisect each case a kept A/B session called "
-                                              "slower, between its two TensorFlows (the nightly)")
-    after.add_argument("ab_file", type=Path, help="the A/B session file")
-    after.add_argument("--days", type=int, default=14,
+    after_ab_kind = kinds.add_parser("after-ab", parents=[after],
+                                     help="bisect each case a kept A/B session called slower, "
+                                          "between its two TensorFlows (the nightly)")
+    after_ab_kind.add_argument("ab_file", type=Path, help="the A/B session file")
+    after_ab_kind.add_argument("--days", type=int, default=14,
                        help="a nightly candidate: bisect over the nightlies of this many days "
                             "before its own (default: 14)")
-    after.add_argument("--budget", type=arguments.duration("--budget"), metavar="DURATION",
+    after_ab_kind.add_argument("--budget", type=arguments.duration("--budget"), metavar="DURATION",
                        help="for all the bisections together")
-    after.add_argument("--dry-run", action="store_true", help="say what would run, run nothing")
+    after_ab_kind.add_argument("--dry-run", action="store_true", help="say what would run, run nothing")
     issue = kinds.add_parser("issue", help="open or update the GitHub issue of each report's "
                                            "culprit (gh, a token with issues write)")
     issue.add_argument("reports", nargs="+", type=Path, help="bisect.json files")
@@ -125,27 +120,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _candidates(args: argparse.Namespace) -> list[Candidate]:
+def _range(args: argparse.Namespace) -> bisection.Range:
     if args.kind == "specs":
-        return candidate_lists.specs(args.specs)
+        return bisection.Range("specs", specs=tuple(args.specs))
     if args.kind == "commits":
-        return git_commits.commits(args.repo, args.range, args.folder, args.tensorflow)
-    name = candidate_lists.package(args.package)
-    tensorflow = None
-    if not candidate_lists.is_tensorflow(name.name):
-        tensorflow = args.beside or candidate_lists.installed_tensorflow()
-        candidate_lists.beside([], tensorflow)  # checked before the index is asked
-    elif args.beside:
-        raise BadRange(f"--beside: {name.name} is TensorFlow itself; --beside names the "
-                       "TensorFlow that another package runs beside")
-    listed = candidate_lists.index_versions(name.name)
-    found = (candidate_lists.releases if args.kind == "releases"
-             else candidate_lists.nightlies)(name, args.range, listed)
-    if tensorflow is not None:
-        found = candidate_lists.beside(found, tensorflow)
-    ends = candidate_lists.specs([args.good or found[0].tensorflow,
-                                  args.bad or found[-1].tensorflow])
-    return [ends[0], *found[1:-1], ends[1]]
+        return bisection.Range("commits", span=args.range, repo=args.repo, folder=args.folder,
+                               tensorflow=args.tensorflow)
+    return bisection.Range(args.kind, args.package, args.range, args.good, args.bad, args.beside)
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -170,6 +151,8 @@ def _bisect(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(given[:split])
     pytest_args = given[split + 1:]
     if args.kind == "after-ab":
+        if args.store:  # its bisections read the store from the environment, as steps do
+            os.environ[database.URL_ENV] = args.store
         return after_ab.run(args.ab_file, args.days, args.budget, args.dry_run, pytest_args, main)
     if args.kind == "issue":
         return github_issue.run(args.reports, args.repo)
@@ -181,108 +164,19 @@ def _bisect(argv: Sequence[str] | None) -> int:
         parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")
     layout, _ = arguments.fill_folders(args, parser, "tests")
-    if args.store:  # the steps' A/B sessions are kept where the report is: told through
-        # the environment the steps inherit, never their command lines, which the step logs
-        # keep (with the password); the steps' workers never see it (processes.runtime).
-        os.environ[database.URL_ENV] = args.store
-    bisect_id = datetime.datetime.now(datetime.UTC).strftime("bisect-%Y%m%dT%H%M%SZ") + \
-        f"-{os.getpid()}"
+    if args.store:
+        arguments.store_url(args, layout.history, parser)
+    request = bisection.Request(
+        _range(args), tuple(pytest_args), args.tests, args.floor, args.step_floor, args.pairs,
+        args.confirm_pairs, args.each, args.budget, args.step_timeout, args.reports, args.store)
     try:
-        found_candidates = _candidates(args)
-        worktrees = layout.results / "cache" / "bisect-worktrees"
-
-        def workloads_of(candidate: Candidate) -> Path | None:
-            if candidate.commit is None:
-                return None
-            try:
-                return git_commits.checkout(args.repo.resolve(), candidate, worktrees)
-            except BadRange as error:
-                raise ValueError(str(error)) from None
-
-        selection = step_sessions.select(layout.root, args.tests, pytest_args,
-                                       workloads_of(found_candidates[-1]))
-    except (BadRange, ValueError) as error:
+        return bisection.run(request, layout, lambda line: print(line, flush=True))
+    except (bisection.BadRequest, StepError) as error:
         print(f"tfperf-bisect: {error}", file=sys.stderr)
         return 2
-    print(f"tfperf-bisect {bisect_id}: {selection.case_id}, {len(found_candidates)} candidates "
-          f"from {found_candidates[0].label} (good) to {found_candidates[-1].label} (bad)")
-    logs = layout.results / "logs" / "bisect" / bisect_id
-    runner = StepSessions(layout.root, layout.results, logs, selection, bisect_id, workloads_of,
-                        args.step_timeout, args.pairs)
-
-    def judge(candidate: int, good: int, level: Level) -> search.Result:
-        b, a = found_candidates[candidate], found_candidates[good]
-        print(f"  step {runner.number + 1}: {b.label} against {a.label} (floor "
-              f"{level.floor:.1%}, {level.confidence:.2%})", flush=True)
-        result = runner(b, a, level)
-        if isinstance(result, search.Judged):
-            print(f"    {result.verdict}: B/A {result.ratio:.3f} [{result.low:.3f}, "
-                  f"{result.high:.3f}], {result.pairs} pairs, {result.seconds:.0f} s", flush=True)
-        else:
-            print(f"    skipped: {result.reason}", flush=True)
-        return result
-
-    try:
-        if args.each:
-            found = search.each(len(found_candidates), judge, args.step_floor or args.floor,
-                                budget_s=args.budget)
-        else:
-            found = search.run(len(found_candidates), judge, args.floor, floor=args.step_floor,
-                               confirm_pairs=args.confirm_pairs, budget_s=args.budget)
-    except StepError as error:
-        print(f"tfperf-bisect: {error}", file=sys.stderr)
-        return 2
-    kind = "commits" if args.kind == "commits" else "tensorflow"
-    doc = report.document(found, found_candidates, selection.case_id, kind, bisect_id,
-                          runner.machine_key, args.floor)
-    written = report.write(doc, args.reports or layout.reports / "bisect" / bisect_id)
-    kept = _keep(doc, args.store, layout.history)
-    if found.outcome in (search.NOT_APART, search.END_FAILED):
-        print(f"tfperf-bisect: {stopped(doc)}", file=sys.stderr)
-        return 1 if found.outcome == search.NOT_APART else 2
-    for line in [*report.table(doc), *written, kept]:
-        print(line)
-    return 0 if found.outcome in (search.FOUND, search.SCANNED) else 1
-
-
-def stopped(doc: dict[str, Any]) -> str:
-    """Why the confirmation stopped the bisection, in one line."""
-    step = doc["steps"][0]
-    bad, good = (doc["candidates"][step[k]]["label"] for k in ("candidate", "against"))
-    if step["verdict"] == "skipped":
-        return f"the bad end {bad} cannot be measured: {step['reason']}"
-    told = (f"B/A {step['ratio']:.3f} [{step['low']:.3f}, {step['high']:.3f}] over "
-            f"{step['pairs']} pairs, floor {step['floor']:.1%}")
-    if step["verdict"] == "faster":
-        return (f"nothing to bisect: the good end {good} is not good, it is slower than the "
-                f"bad end {bad} ({told})")
-    if step["verdict"] == "same":
-        return (f"nothing to bisect: the bad end {bad} is not slower than the good end {good} "
-                f"({told}); either the good end has the slowdown already or the bad end does "
-                "not have it")
-    return (f"nothing to bisect: the bad end {bad} against the good end {good} is undecided "
-            f"({told}); give more --pairs")
-
-
-def _keep(doc: dict[str, Any], store_url: str | None, history: Path) -> str:
-    """Keep the report in the results store if it can be reached: a line saying where."""
-    url = database.chosen_url(store_url, history)
-    try:
-        store = ResultsStore.open(url)
-    except StoreUnavailable as error:
-        return f"not kept in the results store ({error}); the report's files are"
-    try:
-        culprit, good = doc["culprit"], doc["good"]
-        labels = [str(c["label"]) for c in doc["candidates"]]
-        store.add_bisect(BisectRow(
-            str(doc["id"]), timestamps.utc(str(doc["when"])), str(doc["machine_key"]), str(doc["case_id"]),
-            "commits" if doc["kind"] == "commits" else "tensorflow", str(doc["outcome"]),
-            labels[culprit] if isinstance(culprit, int) else None,
-            labels[good] if doc["outcome"] == search.FOUND and isinstance(good, int) else None,
-            doc))
-    finally:
-        store.close()
-    return f"kept in the results store {store.where}"
+    except bisection.Stopped as stop:
+        print(f"tfperf-bisect: {stop}", file=sys.stderr)
+        return stop.status
 
 
 if __name__ == "__main__":

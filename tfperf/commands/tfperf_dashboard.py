@@ -25,9 +25,6 @@ from tfperf.commands import arguments
 from tfperf.dashboard import site_data
 from tfperf.dashboard.site import build
 from tfperf.ground import project
-from tfperf.storage import database
-from tfperf.storage.errors import StoreUnavailable
-from tfperf.storage.results_store import ResultsStore
 
 
 def _site_url(text: str) -> str:
@@ -52,11 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     layout, _ = arguments.fill_folders(args, parser)
     site = args.out or layout.results / "dashboard"
     started = time.monotonic()
-    try:
-        store = ResultsStore.open(database.chosen_url(args.store, layout.history))
-    except StoreUnavailable as error:
-        print(f"tfperf-dashboard: {error}", file=sys.stderr)
-        return 2
+    store = arguments.open_store(args, layout.history, parser, create=False)
     try:
         data = site_data.read(store)
     finally:

@@ -21,7 +21,7 @@ from tfperf.gate import case_verdict, summary_and_trends
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings
-from tfperf.storage import database, session_files
+from tfperf.storage import session_files
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore
@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = _settings(args)
     arguments.fill_folders(args, parser, "history", "baselines", "reports")
+    url = arguments.store_url(args, args.history, parser)
     store = None
     try:
         data = read_json(args.session)
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
             raise StorageError(f"{args.session} has no valid machine_key")
         rules = gate_rules.load(args.baselines)
-        store = ResultsStore.open(database.chosen_url(args.store, args.history))
+        store = ResultsStore.open(url, create=False)
         sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"])))
     except (StorageError, gate_rules.RulesError) as error:
         print(f"tfperf-gate: {error}", file=sys.stderr)

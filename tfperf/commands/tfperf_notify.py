@@ -29,7 +29,7 @@ from tfperf.ab import session_file
 from tfperf.commands import arguments
 from tfperf.ground.gh_cli import GitHubError
 from tfperf.notify import messages, pr_comment, webhook
-from tfperf.storage import database, findings, notifications, schemas, timestamps
+from tfperf.storage import findings, notifications, schemas, timestamps
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.notifications import Sent
@@ -128,9 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except ValueError as error:
                 parser.error(f"${URL_ENV}: {error}")
         layout, _ = arguments.fill_folders(args, parser)
-        store_url = database.chosen_url(args.store, layout.history)
-        database.check_url(store_url)
-        store = ResultsStore.open(store_url)
+        store = arguments.open_store(args, layout.history, parser, create=False)
         try:
             return _webhook(args, store, url or "dry run")
         finally:

@@ -144,13 +144,13 @@ def run_sessions(args: argparse.Namespace, folder: Path) -> list[list[Run]]:
         command += ["-k", args.selection]
     command += args.pytest_args
     sessions = []
-    store = session_files.History(folder)
+    history = session_files.History(folder)
     for i in range(args.sessions):
         print(f"refresh: session {i + 1} of {args.sessions}: {shlex.join(command)}", flush=True)
-        before = set(store.sessions())
+        before = set(history.sessions())
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
-        new = sorted(set(store.sessions()) - before)
+        new = sorted(set(history.sessions()) - before)
         if not new:
             tail = "\n".join(done.stdout.splitlines()[-15:])
             raise Refused(f"session {i + 1} kept no runs (pytest exit {done.returncode}):\n{tail}")
@@ -199,29 +199,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _check(parser, args)
     layout, given = arguments.fill_folders(args, parser, "tests", "baselines", "history")
+    # Checked before any session is measured, not when the nightly's runs are read after.
+    url = arguments.store_url(args, args.history, parser)
     if args.store is not None:
         given.add("store")
     key = detect().key()
     folder = args.baselines / key / "entries"
-    store = BaselineEntries(folder)
+    entries = BaselineEntries(folder)
     kept: Path | None = args.sessions_from
     try:
         if args.list:
-            for e in store.entries():
+            for e in entries.entries():
                 extra = f" (rollback of {e.rollback_of})" if e.rollback_of else ""
                 marked = f", marked change for {len(e.marked)}" if e.marked else ""
                 print(f"{e.version:4d}  {e.when[:19]}  {e.who}  {e.kind}{extra}: {e.reason} "
                       f"[{len(e.cases)} cases{marked}, commit {e.commit[:12] or '?'}]")
             return 0
-        active = store.active()
-        target = store.entry(args.rollback) if args.rollback is not None else None
+        active = entries.active()
+        target = entries.entry(args.rollback) if args.rollback is not None else None
         measured: dict[str, list[Run]] = {}
         if kept is not None:
             measured = collect(kept_sessions(kept), args.max_spread / 100)
         elif target is None:
             kept = kept_folder(layout.results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
-        nightly = _nightly(database.chosen_url(args.store, args.history), key)
+        nightly = _nightly(url, key)
         limit = GateSettings().history_limit
 
         def cases_over(current: Entry | None) -> dict[str, CaseBaseline]:
@@ -244,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "refresh" if target is None else "rollback", cases_over(current),
                          tuple(sorted(measured)) if args.mark_change else (), args.rollback)
 
-        entry = store.append(make)
+        entry = entries.append(make)
         print(f"wrote {folder / f'{entry.version:04d}.json'}: review it, then commit it")
         return 0
     except Refused as refusal:

@@ -25,30 +25,37 @@ from tfperf.commands import arguments
 from tfperf.commands import store_import as importer
 from tfperf.gate.statistics import GateSettings
 from tfperf.storage import database, exports, pruning
-from tfperf.storage.errors import StorageError, StoreUnavailable
+from tfperf.storage.errors import StorageError
 from tfperf.storage.exports import FORMATS
 from tfperf.storage.results_store import ResultsStore
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0])
-    arguments.add_store(parser, "where to import to, or what to show")
+    before, after = arguments.before_or_after(
+        lambda p: arguments.add_store(p, "where to import to, or what to show"))
+    parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0],
+                                     parents=[before])
     verbs = parser.add_subparsers(dest="verb", required=True,
                                   metavar="import|info|upgrade|export|load|prune")
-    imports = verbs.add_parser("import", help="add kept session files (files or folders, "
-                                              "searched for *.json) to the store")
+    imports = verbs.add_parser("import", parents=[after],
+                               help="add kept session files (files or folders, searched for "
+                                    "*.json) to the store")
     imports.add_argument("paths", nargs="+", type=Path)
-    verbs.add_parser("info", help="the store's schema revision and what it holds")
-    verbs.add_parser("upgrade", help="bring the store's schema to this tfperf's newest")
-    exporting = verbs.add_parser("export", help="write every table to a folder of its own")
+    verbs.add_parser("info", parents=[after],
+                     help="the store's schema revision and what it holds")
+    verbs.add_parser("upgrade", parents=[after],
+                     help="bring the store's schema to this tfperf's newest")
+    exporting = verbs.add_parser("export", parents=[after],
+                                 help="write every table to a folder of its own")
     exporting.add_argument("--format", choices=FORMATS, default="jsonl",
                            help="JSON lines (default) or CSV, one file per table")
     exporting.add_argument("--out", type=Path, required=True,
                            help="the folder (new files only)")
-    loads = verbs.add_parser("load", help="add an export's rows to an empty store")
+    loads = verbs.add_parser("load", parents=[after], help="add an export's rows to an empty store")
     loads.add_argument("folder", type=Path)
-    prunes = verbs.add_parser("prune", help="delete rows older than a date that nothing reads "
-                                            "any more (a dry run unless --write)")
+    prunes = verbs.add_parser("prune", parents=[after],
+                              help="delete rows older than a date that nothing reads any more "
+                                   "(a dry run unless --write)")
     when = prunes.add_mutually_exclusive_group(required=True)
     when.add_argument("--before", type=arguments.typed("--before", _date),
                       help="rows before this date (YYYY-MM-DD) may go")
@@ -103,13 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     layout, _ = arguments.fill_folders(args, parser)
-    url = database.chosen_url(args.store, layout.history)
-    try:
-        database.check_url(url)
-        store = ResultsStore.open(url)
-    except StoreUnavailable as error:
-        print(f"tfperf-store: {error}", file=sys.stderr)
-        return 2
+    # Only what adds to a store may make one; info, export and prune read.
+    store = arguments.open_store(args, layout.history, parser,
+                                 create=args.verb in ("import", "upgrade", "load"))
     try:
         if args.verb == "import":
             return _import(store, args.paths)

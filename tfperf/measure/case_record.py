@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tfperf.cases.matrix import Case
@@ -20,3 +21,12 @@ class CaseRecord:
     gate: CaseGate | None = None
     run: session_files.Run | None = None  # kept in the session's history file
     failure: CaseFailure | None = None
+
+    def where_next(self, history: Path, reports: Path) -> list[str]:
+        """A confirmed regression's files: its re-run's profile, its run, the gate's reports."""
+        if self.gate is None or self.failure is None or self.failure.cause != "regression":
+            return []
+        profile = [f"the profile of the confirmed re-run: {self.gate.profile}"] \
+            if self.gate.profile else []
+        return [*profile, f"the case's run is kept in {history}; the gate's reports go to "
+                f"{reports} when the session ends"]

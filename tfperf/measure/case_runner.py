@@ -83,9 +83,8 @@ class CaseRunner:
 
     def _measure(self, case: Case, spec: WorkerSpec, drive: Drive,
                  log_name: str, profile_to: Path | None = None) -> Measured:
-        """Start the case's worker (or cluster), warm it up, and let `drive` call one_round
-        for each measured round, with yardstick before it; then profile one more round into
-        `profile_to`, if given."""
+        """Start the case's worker (or cluster), warm it up, let `drive` call one_round for each
+        measured round (a yardstick before it), then profile one more round into `profile_to`."""
         round_s: list[float] = []
         losses: list[float] = []
         env = xla_modes.case_environment(case, dict(os.environ))
@@ -145,19 +144,13 @@ class CaseRunner:
             return
         bench = getattr(item.config, "_benchmarksession", None)
         if bench is not None and not bench.json:
-            # A session that measured something always leaves the JSON that
-            # `pytest-benchmark compare` reads.
+            # A session that measured leaves the JSON that `pytest-benchmark compare` reads.
             bench.json = self.reports_dir / "benchmark.json"
             bench.json.parent.mkdir(parents=True, exist_ok=True)
 
     def where_next(self, failure: CaseFailure) -> list[str]:
-        record = next((r for r in self.records if r.failure is failure), None)
-        if failure.cause != "regression" or record is None or record.gate is None:
-            return []
-        profile = [f"the profile of the confirmed re-run: {record.gate.profile}"] \
-            if record.gate.profile else []
-        return [*profile, f"the case's run is kept in {self.options.history_dir}; the gate's "
-                f"reports go to {self.reports_dir} when the session ends"]
+        found = [r for r in self.records if r.failure is failure]
+        return found[0].where_next(self.options.history_dir, self.reports_dir) if found else []
 
     def finish(self, reports_dir: Path) -> None:
         # A yardstick is judged against the session's other cases only once all have run.

@@ -106,9 +106,17 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
     return engine
 
 
-def connect(url: str) -> sa.Engine:
+def _none_at(url: sa.URL | str) -> StoreUnavailable:
+    return StoreUnavailable(f"results store: there is none at {shown(url)} (nothing was "
+                            "created: a pytest perf/ session or tfperf-store import makes one)")
+
+
+def connect(url: str, create: bool = True) -> sa.Engine:
+    """An engine that reached the database; without `create`, an SQLite file must exist."""
     parsed = _parsed(url)
     if parsed.get_backend_name() == "sqlite":
+        if not create and not Path(str(parsed.database)).is_file():
+            raise _none_at(parsed)
         engine = _sqlite_engine(parsed)
     else:
         engine = sa.create_engine(parsed, connect_args={"connect_timeout": 10},
@@ -152,6 +160,13 @@ def current(connection: sa.Connection) -> str | None:
         return None
     found = connection.execute(sa.text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars()
     return next(iter(found), None)
+
+
+def held(engine: sa.Engine) -> None:
+    """StoreUnavailable, one line, where the database holds no store (no schema yet)."""
+    with engine.connect() as connection:
+        if current(connection) is None:
+            raise _none_at(engine.url)
 
 
 def migrate(engine: sa.Engine, to: str = "head") -> str:

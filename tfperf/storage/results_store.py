@@ -75,10 +75,14 @@ class ResultsStore:
         self.engine = engine
 
     @classmethod
-    def open(cls, url: str) -> ResultsStore:
-        """Reach the store and bring its schema forward: StoreUnavailable, one line, if not."""
-        engine = database.connect(url)
+    def open(cls, url: str, create: bool = True) -> ResultsStore:
+        """Reach the store and bring its schema forward: StoreUnavailable, one line, if not.
+        A reader (create=False) never makes one: a mistyped URL must not read as a store that
+        lost its data, so it says there is none there."""
+        engine = database.connect(url, create)
         try:
+            if not create:
+                database.held(engine)
             database.migrate(engine)
         except StoreUnavailable:
             engine.dispose()

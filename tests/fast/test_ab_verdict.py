@@ -5,10 +5,13 @@ of sessions wherever per-pair noise and each process's own speed put it (issue 3
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import json
 import math
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +19,12 @@ from scipy.stats import binomtest, norm
 
 from tests.helpers.refused_imports import Refused
 from tfperf.ab import costs, random_effects, session_report, signed_rank, simulate, spending, verdict
+from tfperf.ab.session_file import SCHEMA
 from tfperf.ab.simulate import Conditions
+from tfperf.options import ab as ab_options
+from tfperf.options import ab_settings
 from tfperf.options.ab_settings import ABSettings
+from tfperf.storage import schemas
 
 DEFAULTS = ABSettings()
 TODAY = ABSettings(look_rule="spending", alpha=0.05, relay=16, spending_power=1,
@@ -265,3 +272,45 @@ def test_clusters_t_takes_the_duets_centres_own_spread_alone() -> None:
         math.sqrt(np.var(centres, ddof=1) / len(centres)) / fit.se, rel=1e-9)
     assert half < math.log(wide.high / wide.low) / 2
     assert narrow.ratio == wide.ratio
+
+
+def test_a_kept_file_that_names_a_retired_rule_is_judged_again_by_it_and_says_so() -> None:
+    """A retired research rule is not a session's (no option gives a session one), but a kept
+    file that names it passes the schema and is judged again by it, to the verdicts it had:
+    here a real kept session (TensorFlow 2.22.0rc0 against 2.21.0) relabelled clusters-t,
+    whose interval is the duets' centres' spread alone, narrower than duets-t's."""
+    path = (Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "rc_2.22.0rc0" /
+            "Linux-py3.11-tf2.21.0-Intel_R_Xeon_R_Processor-amx-2cpu.held.json.gz")
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    data["settings"]["look_rule"] = "clusters-t"
+    schemas.validate(data, SCHEMA, path, "tfperf A/B session file")
+    settings = session_report.settings_of(data)
+    (case,) = data["cases"]
+    found = session_report.final(case, settings)
+    assert found is not None and (found.status, found.pairs) == ("undecided", 32)
+    assert (found.ratio, found.low, found.high) == pytest.approx(
+        (1.003198631069239, 0.9804699445008533, 1.0264542008899071), rel=1e-12)
+    shipped = session_report.final(case, replace(settings, look_rule="duets-t"))
+    assert shipped is not None and (shipped.low, shipped.high) == pytest.approx(
+        (0.974590491433742, 1.032646534339409), rel=1e-12)
+    lines = session_report.table(data, settings)
+    assert [line for line in lines if "retired" in line] == [
+        "judged by clusters-t, as the file names: a retired research rule, which no session "
+        "runs under (benchmarks/ab_designs.py)"]
+    assert not any("retired" in line for line in session_report.table(
+        data, replace(settings, look_rule="duets-t")))
+
+
+def test_no_new_session_is_judged_by_a_retired_rule(tmp_path: Path) -> None:
+    assert not set(ab_settings.RETIRED_RULES) & set(ab_settings.SESSION_RULES)
+    assert set(ab_settings.LOOK_RULES) == {*ab_settings.SESSION_RULES, *ab_settings.RETIRED_RULES}
+    given = {"perf_baseline": "current", "perf_baseline_env": []}  # an A/A at the defaults
+    assert ab_options.parse(given.get, tmp_path).settings.look_rule == ab_settings.DUETS_T
+    named: list[str] = []
+
+    class Group:
+        def addoption(self, name: str, **options: object) -> None:
+            named.append(name)
+
+    ab_options.add(Group())
+    assert "--perf-ab-floor" in named and not [n for n in named if "rule" in n]  # none chooses one

@@ -16,7 +16,7 @@ from tfperf.ab import benchmark_format, costs, differences, numerics_check, rand
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
-from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, T_RULES, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, RETIRED_RULES, T_RULES, ABSettings
 from tfperf.storage.results_store import ABCaseRow
 
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
@@ -146,6 +146,9 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
                      if not said.split(": ", 1)[1].startswith(told))
         if case.get("where"):
             lines.append(f"{case['case_id']}: {where.brief(case['where'])}")
+    if settings.look_rule in RETIRED_RULES:
+        lines.append(f"judged by {settings.look_rule}, as the file names: a retired research rule, "
+                     "which no session runs under (benchmarks/ab_designs.py)")
     return lines
 
 

@@ -11,21 +11,27 @@ from typing import Final, Literal
 import numpy as np
 
 # How a case is judged (tfperf.ab.verdict's docstring): duets as units with Student's t on the
-# duets' degrees of freedom at every look; or, in sessions kept before, duets as units with the
-# degrees of freedom chosen by the data (issue 33), independent pairs with alpha spent by the
-# pairs, or alpha / K at each of K looks.
-LookRule = Literal["duets-t", "clusters-t", "duets", "spending", "bonferroni"]
+# duets' degrees of freedom at every look, the rule of every new session (no option chooses
+# another); or, in sessions kept before, duets as units with the degrees of freedom chosen by
+# the data (issue 33), independent pairs with alpha spent by the pairs, or alpha / K at each
+# of K looks. A kept file is judged again by the rule it names.
+SessionRule = Literal["duets-t", "duets", "spending", "bonferroni"]
 DUETS_T: Final = "duets-t"
-# A candidate the studies judge (issue 53), no session's rule: duets-t with Var(B/A) the
-# duets' centres' own spread over D alone, without the model's (pi / 3) sigma_e^2 / m as its
-# lower bound, which overstates a Hodges-Lehmann centre's variance where the pairs' noise has
-# heavy tails. Rejected: valid on the model's simulated grid, it said `same` at a true -1.6% in
-# 8% of pseudo-sessions drawn from transformer's real pairs (docs/ab.md, the reservoir).
-CLUSTERS_T: Final = "clusters-t"
 DUETS: Final = "duets"
 SPENDING: Final = "spending"
 BONFERRONI: Final = "bonferroni"
-LOOK_RULES = (DUETS_T, CLUSTERS_T, DUETS, SPENDING, BONFERRONI)
+SESSION_RULES = (DUETS_T, DUETS, SPENDING, BONFERRONI)
+# Retired research rules: candidates a study judged and rejected, that no session runs under
+# (benchmarks/ab_designs.py defines and judges them, and says why each was rejected). Their
+# research lives there; what stays here is only what judging a kept file that names one
+# needs, so that tfperf-ab, which never imports the studies, judges it again as it was judged
+# and says in one line that a retired research rule judged it (session_report.table).
+# clusters-t: duets-t with Var(B/A) the duets' centres' own spread over D alone.
+RetiredRule = Literal["clusters-t"]
+CLUSTERS_T: Final = "clusters-t"
+RETIRED_RULES = (CLUSTERS_T,)
+LookRule = SessionRule | RetiredRule
+LOOK_RULES = (*SESSION_RULES, *RETIRED_RULES)  # every rule a kept session file may name
 DUET_RULES = (DUETS_T, CLUSTERS_T, DUETS)  # the rules that take each worker process as a unit
 T_RULES = (DUETS_T, CLUSTERS_T)  # Student's t on the duets' D - 1 degrees of freedom
 
@@ -67,7 +73,8 @@ class ABSettings:
     # at a 0.2 s turn two of them are about a sixth of a pair (issue 53).
     yardstick_every: int = 1
 
-    # How a case is judged (LOOK_RULES): see the module's docstring.
+    # How a case is judged (SESSION_RULES; a kept file's may be retired): see the module's
+    # docstring.
     look_rule: LookRule = DUETS_T
     # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
     # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,17 @@ def test_every_study_runs_its_pytest_sessions_through_the_lab(study: Path) -> No
     assert '"-m", "pytest"' not in text, f"{study.name}: run sessions with lab.sessions"
     assert "gzip.open" not in text, f"{study.name}: read and write kept files with lab.records"
 
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=lambda p: p.stem)
+def test_every_study_is_listed_with_its_question_command_and_result_page(study: Path) -> None:
+    readme = benchmark_scripts.BENCHMARKS / "README.md"
+    listed = [line for line in readme.read_text().splitlines()
+              if line.startswith(f"| [`{study.name}`]({study.name}) |")]
+    assert len(listed) == 1, f"{readme} lists {study.name} once"
+    question, command, page = listed[0].split(" | ")[1:4]
+    assert question.endswith("?"), question
+    assert command.startswith(f"`python benchmarks/{study.name}"), command
+    linked = re.fullmatch(r"\[results/(\w+)\.md\]\(results/(\w+)\.md\) \|", page)
+    assert page == "— |" or (linked and linked[1] == linked[2] and
+                             (readme.parent / "results" / f"{linked[1]}.md").is_file()), page

@@ -6,6 +6,7 @@ Only wiring lives here; each job is in the module named for it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator, Iterator
 from typing import Any
 
@@ -59,6 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except shared_zygotes.FolderError as error:
             raise pytest.UsageError(str(error)) from None
     parsed = perf_options.parse(config, machine, lambda d: sorted(discover(d, logs)), layout.results)
+    for notice in parsed.ab.deprecated:
+        sys.stderr.write(f"tfperf: {notice}\n")
     if parsed.plan.show:
         config.option.collectonly = True  # a plan runs nothing
     # A plan for another runner sees that runner's devices (and runs nothing).
@@ -113,7 +116,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         options = perf.options
         planning = session_plan.Planning(
             options.plan, options.worker, options.rounds, options.tier,
-            options.ab.settings if options.ab.baseline else None,
+            options.ab.settings if options.ab.side_a else None,
             lambda: perf.stored_runs().all(), options.workloads_dir)
         plan = perf.plan = session_plan.make(list(cased.values()), perf.workloads(),
                                              perf.machine, planning, perf.log_dir)

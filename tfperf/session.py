@@ -104,7 +104,7 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
     say = config.pluginmanager.get_plugin("terminalreporter")
     try:
         runtimes = session_runtimes.prepare(
-            perf.options.tensorflow, (ab.baseline, ab.baseline_env) if ab.baseline else None,
+            perf.options.tensorflow, (ab.side_a, ab.side_a_env) if ab.side_a else None,
             perf.machine.tensorflow, perf.options.cache_dir, perf.log_dir / "environments.log",
             say.write_line if say is not None else lambda _: None,
             perf.options.hold_environments)
@@ -112,9 +112,9 @@ def prepare_runtimes(config: pytest.Config, perf: PerfSession) -> None:
         raise pytest.UsageError(str(error)) from None
     perf.runtime = runtimes.under_test
     perf.machine = replace(perf.machine, tensorflow=runtimes.under_test.tensorflow)
-    if runtimes.baseline is not None:
+    if runtimes.side_a is not None:
         perf.runner = sides.runner(
-            perf.options.compare, runtimes.baseline, ab.baseline_workloads, runtimes.under_test,
+            perf.options.compare, runtimes.side_a, ab.side_a_workloads, runtimes.under_test,
             perf.options.workloads_dir, perf.machine, perf.log_dir, perf.layout.results,
             lambda folder: discover(folder, perf.log_dir), perf.workloads, perf.session_id)
 

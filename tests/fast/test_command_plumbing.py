@@ -18,6 +18,7 @@ from tfperf.commands import (
     tfperf_refresh,
     tfperf_store,
 )
+from tfperf.options import ab as ab_options
 from tfperf.storage.results_store import ResultsStore
 
 NONE_THERE = "results store: there is none at sqlite:///"
@@ -89,3 +90,23 @@ def test_a_bad_store_url_is_refused_before_any_work(
     assert done.err.strip().splitlines()[-1].endswith(
         "results store: mysql://u@h/db is neither SQLite nor PostgreSQL; valid: sqlite:///PATH, "
         "or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+
+
+def test_side_a_s_old_spellings_still_work_with_one_line_each(tmp_path: Path) -> None:
+    given = {"perf_baseline": "current", "perf_baseline_env": ["X=1"],
+             "perf_ab_side_a_env": ["Y=2"]}
+    parsed = ab_options.parse(given.get, tmp_path, environ={})
+    assert parsed.side_a == "current" and parsed.side_a_env == {"X": "1", "Y": "2"}
+    assert parsed.deprecated == (
+        "--perf-baseline is deprecated: use --perf-ab-side-a (the same meaning; \"baseline\" "
+        "names only the gate's reviewed entries)",
+        "--perf-baseline-env is deprecated: use --perf-ab-side-a-env (the same meaning; "
+        "\"baseline\" names only the gate's reviewed entries)")
+    nothing: dict[str, object] = {}
+    by_environment = ab_options.parse(nothing.get, tmp_path,
+                                      environ={"TFPERF_BASELINE": "current"})
+    assert by_environment.side_a == "current" and by_environment.deprecated == (
+        "$TFPERF_BASELINE is deprecated: use $TFPERF_AB_SIDE_A (the same meaning)",)
+    new = ab_options.parse({"perf_ab_side_a": "current"}.get, tmp_path,
+                           environ={"TFPERF_BASELINE": "x"})
+    assert new.side_a == "current" and new.deprecated == ()

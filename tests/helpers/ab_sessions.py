@@ -28,7 +28,7 @@ CASE_ID = "tinycnn-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep
 # under that load: 8 duets at 32 pairs, 16 at 64.
 # A yardstick burst (0.1 s, beside a 0.5 s turn) at each duet's first pair only: no verdict uses
 # them. The A/A session, which checks every pair's yardstick, bursts at every pair.
-AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
+AB = ("--perf-ab-side-a=current", "--perf-ab-floor=20", "--perf-ab-turn=0.5",
       "--perf-ab-pairs=8:96", "--perf-ab-relay=4", "--perf-steps-per-round=10",
       "--perf-warmup-rounds=2", "--perf-ab-yardstick-every=4")
 

@@ -122,7 +122,7 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     # Turns of 0.25 s, not AB's 0.5: a pair's noise rises, far from what the verdict needs.
     result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-relay=2",
                              "--perf-ab-pairs=8", "--perf-ab-turn=0.25",
-                             "--perf-baseline-workloads=main_workloads")
+                             "--perf-ab-side-a-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines([
         "*slower: side B is slower than side A: B/A 0.*", f"{CASE_ID}  * slower * [0-9]*",
@@ -203,7 +203,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     (other / "tinycnn.py").write_text(text)
     # Without --perf-steps-per-round, as a user runs it: an A/B round is then 2 steps.
     result = suite.runpytest(*CASE, *(o for o in AB if "steps-per-round" not in o),
-                             "--perf-ab-duets=2", "--perf-baseline-workloads=main_workloads")
+                             "--perf-ab-duets=2", "--perf-ab-side-a-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
@@ -214,44 +214,44 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (("--perf-baseline=tensorflow-cpu>=",),
-     "ERROR: --perf-baseline: 'tensorflow-cpu>=' is not a pip requirement, a wheel file or a "
+    (("--perf-ab-side-a=tensorflow-cpu>=",),
+     "ERROR: --perf-ab-side-a: 'tensorflow-cpu>=' is not a pip requirement, a wheel file or a "
      "Python interpreter (*)"),
     (("--perf-tensorflow=/no/such/python",),
      "ERROR: --perf-tensorflow: '/no/such/python' is not an executable Python interpreter"),
-    (("--perf-baseline=missing.whl",), "ERROR: --perf-baseline: no wheel file 'missing.whl'"),
-    (("--perf-ab-floor=2",), "ERROR: --perf-ab-floor: only with --perf-baseline (an A/B comparison)"),
-    (("--perf-baseline=current", "--perf-ab-floor=80"),
+    (("--perf-ab-side-a=missing.whl",), "ERROR: --perf-ab-side-a: no wheel file 'missing.whl'"),
+    (("--perf-ab-floor=2",), "ERROR: --perf-ab-floor: only with --perf-ab-side-a (an A/B comparison)"),
+    (("--perf-ab-side-a=current", "--perf-ab-floor=80"),
      "ERROR: --perf-ab-floor: '80' is not a percentage above 0 and below 50"),
-    (("--perf-baseline=current", "--perf-ab-confidence=100"),
+    (("--perf-ab-side-a=current", "--perf-ab-confidence=100"),
      "ERROR: --perf-ab-confidence: '100' is not a percentage from 50 to below 100"),
-    (("--perf-baseline=current", "--perf-ab-pairs=9:3"),
+    (("--perf-ab-side-a=current", "--perf-ab-pairs=9:3"),
      "ERROR: --perf-ab-pairs: '9:3' is not MIN:MAX with 6 <= MIN <= MAX"),
-    (("--perf-baseline=current", "--perf-ab-duets=3"),
+    (("--perf-ab-side-a=current", "--perf-ab-duets=3"),
      "ERROR: --perf-ab-duets: '3' is not an even number from 2 to 16"),
-    (("--perf-baseline=current", "--perf-ab-cost-floors=25"),
+    (("--perf-ab-side-a=current", "--perf-ab-cost-floors=25"),
      "ERROR: --perf-ab-cost-floors: '25' is not TIME:MEMORY, two percentages above 0 and below "
      "1000, e.g. 25:10"),
-    (("--perf-baseline=current", "--perf-ab-relay=-1"),
+    (("--perf-ab-side-a=current", "--perf-ab-relay=-1"),
      "ERROR: --perf-ab-relay: '-1' is not a whole number of pairs from 2 (0: never)"),
     # The verdict estimates each duet's spread from its own pairs (random_effects.py).
-    (("--perf-baseline=current", "--perf-ab-relay=1"),
+    (("--perf-ab-side-a=current", "--perf-ab-relay=1"),
      "ERROR: --perf-ab-relay: '1' is not a whole number of pairs from 2 (0: never)"),
-    (("--perf-baseline=current", "--perf-ab-pairs=8:64", "--perf-ab-duets=8"),
+    (("--perf-ab-side-a=current", "--perf-ab-pairs=8:64", "--perf-ab-duets=8"),
      "ERROR: --perf-ab-pairs: MIN 8 is less than two pairs for each of the 8 duets; give MIN "
      "of at least 16 or fewer --perf-ab-duets"),
-    (("--perf-baseline=current", "--perf-ab-yardstick-every=0"),
+    (("--perf-ab-side-a=current", "--perf-ab-yardstick-every=0"),
      "ERROR: --perf-ab-yardstick-every: '0' is not a whole number of pairs from 1"),
-    (("--perf-baseline=current", "--perf-baseline-env=NOVALUE"),
-     "ERROR: --perf-baseline-env: 'NOVALUE' is not NAME=VALUE"),
-    (("--perf-baseline=current", "--perf-baseline-workloads=nowhere"),
-     "ERROR: --perf-baseline-workloads: no folder 'nowhere'"),
+    (("--perf-ab-side-a=current", "--perf-ab-side-a-env=NOVALUE"),
+     "ERROR: --perf-ab-side-a-env: 'NOVALUE' is not NAME=VALUE"),
+    (("--perf-ab-side-a=current", "--perf-ab-side-a-workloads=nowhere"),
+     "ERROR: --perf-ab-side-a-workloads: no folder 'nowhere'"),
     # Found when the session starts, still before any case.
     (("--perf-tensorflow=tensorflow-cpu==0.0.1",),
      "ERROR: --perf-tensorflow=tensorflow-cpu==0.0.1: cannot install 'tensorflow-cpu==0.0.1': "
      "*no version of tensorflow-cpu==0.0.1* (log: *environments.log)"),
-    (("--perf-baseline=/usr/bin/python3",),
-     "ERROR: --perf-baseline=/usr/bin/python3: TensorFlow cannot be imported by /usr/bin/python3: "
+    (("--perf-ab-side-a=/usr/bin/python3",),
+     "ERROR: --perf-ab-side-a=/usr/bin/python3: TensorFlow cannot be imported by /usr/bin/python3: "
      "ModuleNotFoundError: No module named 'tensorflow' (log: *environments.log)"),
 ])
 def test_bad_specs_and_options_are_one_line_before_any_case(
@@ -271,7 +271,7 @@ def test_a_session_id_given_by_its_caller_must_name_a_file(
     it: a name that is not a plain file name stops the session before any case."""
     suite = make_suite("tinycnn")
     monkeypatch.setenv("TFPERF_SESSION_ID", "../elsewhere")
-    result = suite.runpytest(*CASE, "--perf-baseline=current")
+    result = suite.runpytest(*CASE, "--perf-ab-side-a=current")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: $TFPERF_SESSION_ID: '../elsewhere' is not a session id "
                                  "(letters, digits, '.', '_' and '-', at most 100)"])
@@ -349,9 +349,9 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
                    check=True, timeout=300)
     # Two duets: the proof fails as each worker starts, and every worker started (eight at the
     # default four duets) compiled its whole step with XLA before saying so.
-    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-baseline-env",
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-duets=2", "--perf-ab-side-a-env",
                              "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit",
-                             "--perf-baseline-env", f"PYTHONPATH={pinned}")
+                             "--perf-ab-side-a-env", f"PYTHONPATH={pinned}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "
                                  "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit)): *"])
@@ -371,13 +371,13 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
 def test_a_workload_that_side_a_lacks_is_skipped_saying_so(make_suite: MakeSuite) -> None:
     suite = make_suite("tinycnn")
     (suite.path / "main_workloads").mkdir()
-    empty = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads")
+    empty = suite.runpytest(*CASE, *AB, "--perf-ab-side-a-workloads=main_workloads")
     assert empty.ret == pytest.ExitCode.USAGE_ERROR
-    empty.stderr.fnmatch_lines(["ERROR: --perf-baseline-workloads: no workload modules in "
+    empty.stderr.fnmatch_lines(["ERROR: --perf-ab-side-a-workloads: no workload modules in "
                                 "*main_workloads"])
     for name in ("_tiny.py", "flat_loss.py"):
         shutil.copy(TEST_WORKLOADS / name, suite.path / "main_workloads")
-    result = suite.runpytest(*CASE, *AB, "--perf-baseline-workloads=main_workloads", "-rs")
+    result = suite.runpytest(*CASE, *AB, "--perf-ab-side-a-workloads=main_workloads", "-rs")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*side A's workloads folder */main_workloads has no workload "
@@ -393,6 +393,6 @@ def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite
     result.stderr.fnmatch_lines(["ERROR: --perf-tensorflow: '/no/such/python' is not an "
                                  "executable Python interpreter"])
     monkeypatch.delenv("TFPERF_TENSORFLOW")
-    monkeypatch.setenv("TFPERF_BASELINE", "missing.whl")
+    monkeypatch.setenv("TFPERF_AB_SIDE_A", "missing.whl")
     result = suite.runpytest(*CASE)
-    result.stderr.fnmatch_lines(["ERROR: --perf-baseline: no wheel file 'missing.whl'"])
+    result.stderr.fnmatch_lines(["ERROR: --perf-ab-side-a: no wheel file 'missing.whl'"])

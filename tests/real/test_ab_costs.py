@@ -21,7 +21,7 @@ from tfperf.bisect.step_sessions import Selection, StepSessions
 CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
         "fp32 and synthetic and prep_host")
 # Eight pairs, two a duet: the costs are each duet's workers', whatever the number of pairs.
-AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=8:8",
+AB = ("--perf-ab-side-a=current", "--perf-ab-floor=20", "--perf-ab-pairs=8:8",
       "--perf-ab-duets=4", "--perf-ab-yardstick-every=4")  # bursts: no verdict uses them
 
 

@@ -17,7 +17,7 @@ from tfperf.numerics.tolerances import MEASURED
 
 CASE = ("-k", "tinycnn and cpu1 and workers1 and xla_off and NHWC and default and single and "
         "fp32 and synthetic and prep_host")
-AB = ("--perf-baseline=current", "--perf-ab-floor=20", "--perf-ab-pairs=8:8",
+AB = ("--perf-ab-side-a=current", "--perf-ab-floor=20", "--perf-ab-pairs=8:8",
       "--perf-ab-duets=2", "--perf-ab-yardstick-every=4")  # bursts: no verdict uses them
 TINYCNN = MEASURED[("tinycnn", "fp32")]
 

@@ -163,7 +163,7 @@ def test_a_scheduled_night_without_a_candidate_runs_no_a_b(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert (found / "run.log").read_text().splitlines()[-1] == (
         "perf --perf-tier=nightly --perf-budget=3h -m gpu "
-        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 --perf-baseline=current "
+        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 --perf-ab-side-a=current "
         "-k test_training")
     named = _runner(tmp_path / "named", "")
     done = _bash(script, named, CANDIDATE="tensorflow[and-cuda]==2.21.1", SELECTION="resnet20")

@@ -17,18 +17,18 @@ from tfperf.workload import WorkloadInfo
 Workloads = Callable[[], dict[str, WorkloadInfo]]
 
 
-def runner(options: CompareOptions, baseline: Runtime, baseline_workloads: Path | None,
+def runner(options: CompareOptions, side_a: Runtime, side_a_workloads: Path | None,
            under_test: Runtime, workloads_dir: Path, machine: Machine, log_dir: Path,
            results_dir: Path, discover: Callable[[Path], dict[str, WorkloadInfo]],
            workloads: Workloads, session: str) -> ABRunner:
-    """The A/B runner: side A the baseline's runtime and workloads folder (the session's if
+    """The A/B runner: side A's runtime and workloads folder (the session's if
     None), side B the session's. A UsageError naming the option if side A's folder cannot be
     read."""
-    folder = baseline_workloads or workloads_dir
+    folder = side_a_workloads or workloads_dir
     try:
         discover(folder)  # read now: a folder that cannot be read stops the session here
     except pytest.UsageError as error:
-        raise pytest.UsageError(f"--perf-baseline-workloads: {error}") from None
-    setups = {"A": SideSetup(baseline, lambda: discover(folder), folder),
+        raise pytest.UsageError(f"--perf-ab-side-a-workloads: {error}") from None
+    setups = {"A": SideSetup(side_a, lambda: discover(folder), folder),
               "B": SideSetup(under_test, workloads, workloads_dir)}
     return ABRunner(options, setups, machine, log_dir, results_dir, session)

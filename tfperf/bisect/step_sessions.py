@@ -30,7 +30,7 @@ from tfperf.storage import database
 from tfperf.storage.session_files import SESSION_ID_ENV
 
 # Failures of the good end (side A) or of the session itself: the options, the harness.
-_SIDE_A = re.compile(r"side A\b|--perf-baseline(-workloads)?[=:]")
+_SIDE_A = re.compile(r"side A\b|--perf-ab-side-a(-workloads)?[=:]")
 _ERROR_LINE = re.compile(r"^(?:ERROR|E  +|SKIPPED \[\d+\]).*$", re.MULTILINE)
 
 
@@ -66,7 +66,7 @@ def select(root: Path, tests: Path, pytest_args: Sequence[str], workloads: Path 
     """The one training case the arguments select (collected by pytest, nothing run); a
     ValueError, one line, if they select none or several."""
     # As an A/B session, so that the A/B options among the arguments are accepted.
-    extra = ["--perf-baseline=current",
+    extra = ["--perf-ab-side-a=current",
              *([f"--perf-workloads={workloads}"] if workloads is not None else [])]
     done = _pytest(root, [str(tests), "--collect-only", "-q", *pytest_args, *extra],
                    dict(os.environ), None, 600)
@@ -111,7 +111,7 @@ class StepSessions:
         # (after them, so theirs win) ask for them.
         args = [self.selection.node, "--perf-ab-numerics=off", "--perf-profile-regressions=off",
                 *self.selection.pytest_args,
-                f"--perf-tensorflow={candidate.tensorflow}", f"--perf-baseline={good.tensorflow}",
+                f"--perf-tensorflow={candidate.tensorflow}", f"--perf-ab-side-a={good.tensorflow}",
                 f"--perf-ab-floor={level.floor * 100:.6g}",
                 f"--perf-ab-confidence={level.confidence * 100:.6g}",
                 f"--perf-ab-pairs={min(level.min_pairs or self.pairs[0], self.pairs[1])}:"
@@ -119,7 +119,7 @@ class StepSessions:
         if b_folder is not None:
             args.append(f"--perf-workloads={b_folder}")
         if a_folder is not None:
-            args.append(f"--perf-baseline-workloads={a_folder}")
+            args.append(f"--perf-ab-side-a-workloads={a_folder}")
         log = self.logs / f"step{self.number:02d}.log"
         try:
             done = _pytest(self.root, args, {**os.environ, SESSION_ID_ENV: session}, log,

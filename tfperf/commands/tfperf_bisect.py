@@ -35,7 +35,7 @@ from tfperf.storage import database
 
 # What each step sets itself: a user's pytest arguments may not.
 STEP_OPTIONS = ("--perf-ab-pairs", "--perf-ab-floor", "--perf-ab-confidence", "--perf-tensorflow",
-                "--perf-baseline")
+                "--perf-ab-side-a", "--perf-baseline")
 
 
 def _parser() -> argparse.ArgumentParser:

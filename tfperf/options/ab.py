@@ -1,4 +1,5 @@
-"""The options of an A/B comparison: its baseline side (side A) and how its cases are judged.
+"""The options of an A/B comparison: its side A (the reference the TensorFlow under test, side B,
+is compared with) and how its cases are judged.
 
 Side A's spec is checked here (a requirement that parses, a wheel or an interpreter that
 exists); its environment is built when the session starts, before any case (tfperf.plugin).
@@ -7,7 +8,7 @@ exists); its environment is built when the session starts, before any case (tfpe
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -16,29 +17,40 @@ from tfperf.options.ab_settings import ABSettings
 from tfperf.options.tensorflow_spec import spec
 from tfperf.options.values import min_max, number, percent_below
 
-BASELINE_ENV = "TFPERF_BASELINE"
+SIDE_A_ENV = "TFPERF_AB_SIDE_A"
+# The old spellings of side A's options: "baseline" names only the gate's reviewed entries now,
+# but workflows written with these keep working, each with one line that names the new one.
+RENAMED = {"--perf-baseline": "--perf-ab-side-a", "--perf-baseline-env": "--perf-ab-side-a-env",
+           "--perf-baseline-workloads": "--perf-ab-side-a-workloads"}
+OLD_SIDE_A_ENV = "TFPERF_BASELINE"
 
 
 @dataclass(frozen=True)
 class ABOptions:
-    baseline: str | None = None  # side A's spec: an A/B session when set
-    baseline_env: dict[str, str] = field(default_factory=dict)
-    baseline_workloads: Path | None = None  # side A's workloads folder, if not the session's
+    side_a: str | None = None  # side A's spec: an A/B session when set
+    side_a_env: dict[str, str] = field(default_factory=dict)
+    side_a_workloads: Path | None = None  # side A's workloads folder, if not the session's
     settings: ABSettings = field(default_factory=ABSettings)
+    deprecated: tuple[str, ...] = ()  # one line for each old spelling given
 
 
 def add(group: Any) -> None:
     defaults = ABSettings()
-    group.addoption("--perf-baseline", metavar="SPEC",
+    group.addoption("--perf-ab-side-a", metavar="SPEC",
                     help="Compare every case with this TensorFlow (side A) round by round, in "
                          "interleaved pairs; current is the session's own (an A/A run) "
-                         f"(default: ${BASELINE_ENV}, else no comparison).")
-    group.addoption("--perf-baseline-env", metavar="NAME=VALUE", action="append", default=[],
+                         f"(default: ${SIDE_A_ENV}, else no comparison).")
+    group.addoption("--perf-ab-side-a-env", metavar="NAME=VALUE", action="append", default=[],
                     help="An environment variable that side A adds (repeatable), e.g. "
                          "TF_ENABLE_ONEDNN_OPTS=0.")
-    group.addoption("--perf-baseline-workloads", metavar="DIR",
+    group.addoption("--perf-ab-side-a-workloads", metavar="DIR",
                     help="Side A's workloads folder (default: the session's), e.g. the main "
                          "branch's, to compare a changed model with it.")
+    for old, new in RENAMED.items():
+        group.addoption(old, metavar=new.removeprefix("--perf-ab-side-a").upper() or "SPEC",
+                        action="append" if old.endswith("-env") else "store",
+                        default=[] if old.endswith("-env") else None,
+                        help=f"Deprecated: {new}.")
     group.addoption("--perf-ab-floor", metavar="PERCENT",
                     help="The least change an A/B verdict calls slower or faster (default: "
                          f"{defaults.floor * 100:g}%%).")
@@ -81,7 +93,7 @@ def _variables(items: list[str]) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or " " in name:
-            raise ValueError(f"--perf-baseline-env: {item!r} is not NAME=VALUE")
+            raise ValueError(f"--perf-ab-side-a-env: {item!r} is not NAME=VALUE")
         found[name] = value
     return found
 
@@ -138,11 +150,38 @@ def _settings(floor: str | None, pairs: str | None, turn: str | None,
     return settings
 
 
-def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
+def _dest(option: str) -> str:
+    return option.removeprefix("--").replace("-", "_")
+
+
+def _renamed(get: Callable[[str], Any], environ: Mapping[str, str]
+             ) -> tuple[Callable[[str], Any], str | None, tuple[str, ...]]:
+    """`get` that reads side A's options under either spelling; side A's spec from the options
+    or the environment; one line for each old spelling given."""
+    said = [f"{old} is deprecated: use {new} (the same meaning; \"baseline\" names only the "
+            "gate's reviewed entries)" for old, new in RENAMED.items() if get(_dest(old))]
+    old_dests = {_dest(new): _dest(old) for old, new in RENAMED.items()}
+
+    def either(dest: str) -> Any:
+        if dest not in old_dests:
+            return get(dest)
+        if dest.endswith("_env"):  # repeatable: both spellings' variables
+            return [*(get(dest) or []), *(get(old_dests[dest]) or [])]
+        return get(dest) or get(old_dests[dest])
+
+    side_a = either("perf_ab_side_a") or environ.get(SIDE_A_ENV) or None
+    if side_a is None and environ.get(OLD_SIDE_A_ENV):
+        side_a = environ[OLD_SIDE_A_ENV]
+        said.append(f"${OLD_SIDE_A_ENV} is deprecated: use ${SIDE_A_ENV} (the same meaning)")
+    return either, side_a, tuple(said)
+
+
+def parse(get: Callable[[str], Any], rootpath: Path,
+          environ: Mapping[str, str] = os.environ) -> ABOptions:
     """Raises ValueError with one line on a bad value."""
-    baseline = get("perf_baseline") or os.environ.get(BASELINE_ENV) or None
-    comparing = {"--perf-baseline-env": get("perf_baseline_env"),
-                 "--perf-baseline-workloads": get("perf_baseline_workloads"),
+    get, side_a, deprecated = _renamed(get, environ)
+    comparing = {"--perf-ab-side-a-env": get("perf_ab_side_a_env"),
+                 "--perf-ab-side-a-workloads": get("perf_ab_side_a_workloads"),
                  "--perf-ab-floor": get("perf_ab_floor"),
                  "--perf-ab-confidence": get("perf_ab_confidence"),
                  "--perf-ab-pairs": get("perf_ab_pairs"),
@@ -151,20 +190,21 @@ def parse(get: Callable[[str], Any], rootpath: Path) -> ABOptions:
                  "--perf-ab-cost-floors": get("perf_ab_cost_floors"),
                  "--perf-ab-numerics": get("perf_ab_numerics"),
                  "--perf-ab-yardstick-every": get("perf_ab_yardstick_every")}
-    if baseline is None:
+    if side_a is None:
         given = [name for name, value in comparing.items() if value]
         if given:
-            raise ValueError(f"{given[0]}: only with --perf-baseline (an A/B comparison)")
-    workloads = get("perf_baseline_workloads")
+            raise ValueError(f"{given[0]}: only with --perf-ab-side-a (an A/B comparison)")
+    workloads = get("perf_ab_side_a_workloads")
     folder = Path(rootpath, workloads) if workloads else None
     if folder is not None and not folder.is_dir():
-        raise ValueError(f"--perf-baseline-workloads: no folder {workloads!r}")
+        raise ValueError(f"--perf-ab-side-a-workloads: no folder {workloads!r}")
     return ABOptions(
-        baseline=spec("--perf-baseline", baseline) if baseline else None,
-        baseline_env=_variables(get("perf_baseline_env")),
-        baseline_workloads=folder,
+        side_a=spec("--perf-ab-side-a", side_a) if side_a else None,
+        side_a_env=_variables(get("perf_ab_side_a_env")),
+        side_a_workloads=folder,
         settings=_settings(get("perf_ab_floor"), get("perf_ab_pairs"), get("perf_ab_turn"),
                            get("perf_ab_duets"), get("perf_ab_relay"),
                            get("perf_ab_confidence"), get("perf_ab_cost_floors"),
                            get("perf_ab_numerics"), get("perf_ab_yardstick_every")),
+        deprecated=deprecated,
     )

@@ -260,7 +260,7 @@ def parse(config: pytest.Config, machine: Machine, workload_names: Callable[[Pat
             rounds=positive_int("--perf-rounds", get("perf_rounds"))
             if get("perf_rounds") else measurement.rounds,
             steps_per_round=positive_int("--perf-steps-per-round", get("perf_steps_per_round"))
-            if get("perf_steps_per_round") else ab.settings.steps_per_round if ab.baseline
+            if get("perf_steps_per_round") else ab.settings.steps_per_round if ab.side_a
             else measurement.steps_per_round,
             timeout_s=positive_float("--perf-timeout", timeout) if timeout
             else DEFAULT_TIMEOUT_S[tier],

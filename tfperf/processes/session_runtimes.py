@@ -1,5 +1,5 @@
 """A session's runtimes: the TensorFlow under test (every worker's, side B's in an A/B session)
-and, in an A/B session, the baseline's (side A's). Each is built once from its spec (cached)
+and, in an A/B session, side A's. Each is built once from its spec (cached)
 and its TensorFlow imported, before any case runs."""
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ from tfperf.processes.runtime import Runtime
 @dataclass(frozen=True)
 class SessionRuntimes:
     under_test: Runtime
-    baseline: Runtime | None  # side A's, in an A/B session
+    side_a: Runtime | None  # in an A/B session
 
 
-def prepare(tensorflow: str, baseline: tuple[str, Mapping[str, str]] | None, fallback_version: str,
-            cache_dir: Path, log: Path, say: Callable[[str], None], hold: bool = True
-            ) -> SessionRuntimes:
+def prepare(tensorflow: str, side_a_spec: tuple[str, Mapping[str, str]] | None,
+            fallback_version: str, cache_dir: Path, log: Path, say: Callable[[str], None],
+            hold: bool = True) -> SessionRuntimes:
     """Build (or find cached) each side's environment. Raises environments.SpecError whose
     message names the option and the spec, one line, when one cannot be built or imported.
     A runtime that does not know its TensorFlow's version (the current interpreter's) takes
     `fallback_version`, the version this process read without importing TensorFlow.
 
-    With `hold` (issue 55), side A's environment holds every package it does not name at the
+    With `hold`, side A's environment holds every package it does not name at the
     session's own versions, and side B's at side A's, wherever the resolver allows: the sides
     then differ only in what the user named, and what had to change anyway is said. Side A
     is built first for that."""
@@ -49,7 +49,7 @@ def prepare(tensorflow: str, baseline: tuple[str, Mapping[str, str]] | None, fal
         return replace(runtime, tensorflow=runtime.tensorflow or fallback_version,
                        packages=runtime.packages or tuple(own.items()))
 
-    side_a = build("--perf-baseline", *baseline, own) if baseline is not None else None
+    side_a = build("--perf-ab-side-a", *side_a_spec, own) if side_a_spec is not None else None
     under_test = build("--perf-tensorflow", tensorflow, {},
                        dict(side_a.packages) if side_a is not None else own)
     return SessionRuntimes(under_test, side_a)

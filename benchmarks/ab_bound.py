@@ -36,10 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ab_reservoir import RELAY, adjusted_generations, costs, duet_centres, load  # a sibling study
+from scipy.stats import norm
 
 from tfperf.ab import random_effects
 

@@ -30,11 +30,10 @@ import math
 import multiprocessing
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 
+import lab  # noqa: F401 (this checkout's tfperf first on the path)
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfperf.ab import simulate, verdict
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import CLUSTERS_T, ABSettings

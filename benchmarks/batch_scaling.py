@@ -28,11 +28,10 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from lab import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "workloads"
 
 

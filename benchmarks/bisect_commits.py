@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import lab  # noqa: F401 (this checkout first on the path: its tests.helpers and tfperf)
 
-from tests.helpers import bisect_repo  # noqa: E402 (after the path above)
-from tfperf.bisect import simulated_bisections as simulate  # noqa: E402
+from tests.helpers import bisect_repo
+from tfperf.bisect import simulated_bisections as simulate
 
 
 def one(work: Path, number: int, args: argparse.Namespace) -> dict[str, Any]:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 
+import lab  # noqa: F401 (this checkout's tfperf first on the path)
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tfperf.bisect import search
 from tfperf.bisect import simulated_bisections as simulate

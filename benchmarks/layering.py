@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from pathlib import Path
 
 import grimp
-
-ROOT = Path(__file__).resolve().parents[1]
+from lab import ROOT
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT))
     graph = grimp.build_graph("tfperf")
     units = sorted(graph.find_children("tfperf"))
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]

@@ -25,13 +25,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
+from lab import ROOT
 
 from tfperf.gate.statistics import GateSettings, relative_sigma
 
-ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "workloads"
 # One-sided 95%: the injected slowdown must clear the threshold by this many sigmas.
 Z_POWER_95 = 1.645

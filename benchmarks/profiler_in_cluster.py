@@ -33,10 +33,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lab import ROOT
 
-from tfperf.processes.cluster import free_ports  # noqa: E402  (the repository on the path first)
+from tfperf.processes.cluster import free_ports
 
 
 def task(index: int, ports: list[int], cycles: int, profile: str, quiet_s: float) -> int:

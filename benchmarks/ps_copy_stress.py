@@ -24,9 +24,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import lab  # noqa: F401 (this checkout's tfperf first on the path)
+
 from tfperf.processes.cluster import free_ports
 
 SERVER = """

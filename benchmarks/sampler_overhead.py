@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for the fake NVML in tests/
+from lab import ROOT  # the checkout first on the path: also for the fake NVML in tests/
 
-from tfperf.measure.gpu_telemetry import Sampler  # noqa: E402
+from tfperf.measure.gpu_telemetry import Sampler
 
 
 def _nvml() -> tuple[Any, list[int], str]:

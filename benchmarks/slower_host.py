@@ -31,7 +31,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from lab import ROOT
+
 CGROUP = Path("/sys/fs/cgroup/cpu/tfperf-slower-host")
 PERIOD_US = 20_000  # short: a quota stops the group for the rest of its period
 CAP = {"ONEDNN_MAX_CPU_ISA": "AVX2"}

@@ -16,24 +16,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import lab  # noqa: F401 (the checkout first on the path: the self-tests' generator and server)
 import sqlalchemy as sa
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the generator and the server live with the self-tests
-
-from tests.helpers.postgres_server import running_server  # noqa: E402
-from tests.helpers.store_history import Shape, case_ids, generate, machine_keys  # noqa: E402
-from tfperf.dashboard import site_data  # noqa: E402
-from tfperf.dashboard.site import build  # noqa: E402
-from tfperf.storage import database  # noqa: E402
-from tfperf.storage.results_store import ResultsStore  # noqa: E402
-from tfperf.storage.stored_runs import StoredRuns  # noqa: E402
+from tests.helpers.postgres_server import running_server
+from tests.helpers.store_history import Shape, case_ids, generate, machine_keys
+from tfperf.dashboard import site_data
+from tfperf.dashboard.site import build
+from tfperf.storage import database
+from tfperf.storage.results_store import ResultsStore
+from tfperf.storage.stored_runs import StoredRuns
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -27,11 +27,12 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from lab import ROOT
+
 from tfperf.equivalence.arms import ArmWorkers
 from tfperf.numerics.compare import ArmSpec, Differences, differences
 from tfperf.workload import load_module
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = [ROOT / "workloads" / "resnet20.py", ROOT / "tests" / "workloads" / "tinycnn.py"]
 SEEDS = (0, 1)
 BATCH, STEPS = 8, 4

@@ -69,6 +69,8 @@ def prepare(args: argparse.Namespace) -> int:
 
 
 def _session(folder: Path, slowdown: float) -> tuple[dict[str, Any] | None, float]:
+    # --perf-baseline: the spelling every arm's commit knows (later ones take it for
+    # --perf-ab-side-a, with a line that names the new one).
     done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-baseline=current",
                          "--perf-ab-numerics=off",
                          *([f"--perf-inject-slowdown={slowdown}"] if slowdown else [])],

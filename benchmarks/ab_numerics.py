@@ -1,7 +1,7 @@
 """How often does the A/B numerics verdict say `differ`? A/A sessions, and sessions whose side B
 changes its numbers on purpose.
 
-Every session is a real `pytest perf/` A/B session (--perf-baseline, default current: an A/A)
+Every session is a real `pytest perf/` A/B session (--perf-ab-side-a, default current: an A/A)
 of the selected cases, in a fresh process, with few pairs (the speed verdict is not what is
 measured here). Each session draws its own seed, so each trains from new initial weights on
 new batches. With --inject T, side B's loss is multiplied by 1 + T loss tolerances
@@ -51,7 +51,7 @@ QUICK = ("--perf-ab-pairs=16:16", "--perf-ab-duets=2", "--perf-ab-relay=0", "--p
 
 
 def session(args: argparse.Namespace) -> tuple[dict[str, Any] | None, float]:
-    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-baseline={args.baseline}",
+    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-ab-side-a={args.baseline}",
                          *QUICK, *([f"--perf-inject-numerics={args.inject:g}"] if args.inject else []),
                          *args.pytest_args])
     return done.ab(), done.seconds
@@ -114,7 +114,7 @@ def main() -> int:
     for row in kept:
         by_case[row["case"]].append(row)
     how = "the numerics check alone (--direct)" if args.direct else \
-        f"--perf-baseline={args.baseline}, {' '.join(QUICK)} {' '.join(args.pytest_args)}"
+        f"--perf-ab-side-a={args.baseline}, {' '.join(QUICK)} {' '.join(args.pytest_args)}"
     print(f"\n{args.sessions} sessions, inject {args.inject:g} tolerances, {how}")
     for case_id, rows in sorted(by_case.items()):
         judged = [r for r in rows if r["status"] in ("same", "differ")]

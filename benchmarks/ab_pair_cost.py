@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     for number in range(1, args.rounds + 1):
         for name in draw.permutation(list(ARMS)):
             turn, steps, every = ARMS[str(name)]
-            done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-baseline=current",
+            done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-ab-side-a=current",
                                  f"--perf-ab-pairs={args.pairs}:{args.pairs}",
                                  "--perf-ab-numerics=off", f"--perf-ab-turn={turn}",
                                  f"--perf-steps-per-round={steps}",

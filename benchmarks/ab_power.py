@@ -1,6 +1,6 @@
 """Measure the A/B comparison itself on this machine: false verdicts, detection power, time.
 
-Every session is a real `pytest perf/` A/B session (`--perf-baseline=SPEC`, default current:
+Every session is a real `pytest perf/` A/B session (`--perf-ab-side-a=SPEC`, default current:
 an A/A run) of the selected cases, in a fresh process. Sessions of the levels (--levels: the
 fraction of a round's time added as extra work to side B's rounds; 0 is none) are interleaved
 round-robin, so the machine's drift over the hour falls on every level alike; so are the arms
@@ -53,7 +53,7 @@ DEFAULT_K = ("(resnet20 or transformer or deepconn) and cpu1 and workers1 and xl
 def session(args: argparse.Namespace, level: float, arm: str
             ) -> tuple[dict[str, Any] | None, float]:
     """One A/B session; its session file's contents (None if it wrote none), and its time."""
-    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-baseline={args.baseline}",
+    done = sessions.run(["perf/test_training.py", "-k", args.k, f"--perf-ab-side-a={args.baseline}",
                          *([f"--perf-inject-slowdown={level}"] if level else []),
                          *shlex.split(arm), *args.pytest])
     return done.ab(), done.seconds

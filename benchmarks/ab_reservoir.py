@@ -56,7 +56,7 @@ def collect(args: argparse.Namespace) -> int:
     out = args.out or DATA / f"{detect().key()}.jsonl.gz"
     for number in range(1, args.sessions + 1):
         done = sessions.run(["perf/test_training.py", "-k", f"{args.workload} and {CASE}",
-                             "--perf-baseline=current", f"--perf-ab-pairs={PAIRS}:{PAIRS}",
+                             "--perf-ab-side-a=current", f"--perf-ab-pairs={PAIRS}:{PAIRS}",
                              f"--perf-ab-duets={DUETS}", f"--perf-ab-relay={RELAY}",
                              "--perf-ab-numerics=off",
                              *([f"--perf-inject-slowdown={args.slowdown}"] if args.slowdown

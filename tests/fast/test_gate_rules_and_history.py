@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.gate_runs import CASE, HARD, run
+from tfperf.cases.matrix import Case
 from tfperf.commands import tfperf_refresh as refresh
 from tfperf.gate import case_verdict, statistics
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings
+from tfperf.measure import summary_table
+from tfperf.measure.case_record import CaseRecord
 from tfperf.storage.baselines import CaseBaseline, Entry
 from tfperf.storage.session_files import Run
 
@@ -215,3 +218,24 @@ def test_a_kept_run_judged_again_meets_its_history_and_its_re_run_and_says_the_s
                                                        GateSettings()),
                                    kept.again(), gate_rules.GateRules({}), GateSettings(), TODAY)
     assert case_verdict.reason(judged) == kept.reason
+
+
+def test_a_cpu_case_judged_only_against_the_shipped_entry_says_so_in_one_line() -> None:
+    """A newcomer's first run: the history is the shipped entry's, another day on another host
+    of a shared kind; the change is shown apart, with one line saying what it can judge."""
+    shipped = Sources(entry([run(400, d) for d in range(1, 4)]))
+    first = case_verdict.assess(run(900, 20), shipped, gate_rules.GateRules({}), GateSettings())
+    assert first.shipped_only == "entry 1 of 2026-11-01"
+    mixed = Sources(entry([run(400, d) for d in range(1, 4)]), [run(880, 10)])
+    assert case_verdict.assess(run(900, 20), mixed, gate_rules.GateRules({}),
+                               GateSettings()).shipped_only == ""
+    case = Case("resnet20", "cpu", 1, "off", "NHWC", "default", "single", "fp32")
+    lines = summary_table.table([CaseRecord(case, {"examples_per_sec": 900.0}, first)])
+    assert "(+125.0%)" in lines[2]
+    (note,) = [line for line in lines if "shipped" in line]
+    assert note.startswith("(1 cases: change against the shipped CPU entry 1 of 2026-11-01 "
+                           "only, measured on another day on another host")
+    # The same history on a GPU is the team's own runner's: no note, the change as it is.
+    gpu = Case("resnet20", "gpu", 1, "off", "NHWC", "default", "single", "fp32")
+    assert not any("shipped" in line for line in summary_table.table(
+        [CaseRecord(gpu, {"examples_per_sec": 900.0}, first)]))

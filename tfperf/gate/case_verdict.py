@@ -62,6 +62,9 @@ class CaseGate:
     waiver_note: str = ""
     unjudged: str = ""  # why the gate did not judge this run at all
     profile: str = ""  # the profiler trace of a confirmed regression's re-run
+    # Set where every run of the history is the shipped entry's (none of this machine's own):
+    # which entry, so that a report says what such a history can judge.
+    shipped_only: str = ""
 
     @property
     def flagged(self) -> list[MetricVerdict]:
@@ -123,7 +126,11 @@ def assess(run: Run, sources: Sources, rules: GateRules, settings: GateSettings)
             if metric == statistics.THROUGHPUT else 0.0
         verdicts.append(statistics.judge(metric, now, past, settings, floor, spread,
                                    baseline.kept_spread if baseline else None))
-    return CaseGate(run, tuple(verdicts), tuple(history), _overall(verdicts), "", soft_note)
+    entry_runs = {id(r) for r in baseline.runs} if baseline else set()
+    shipped = f"entry {sources.entry.version} of {sources.entry.when[:10]}" \
+        if sources.entry and all(id(r) in entry_runs for r in history) else ""
+    return CaseGate(run, tuple(verdicts), tuple(history), _overall(verdicts), "", soft_note,
+                    shipped_only=shipped)
 
 
 def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: GateSettings,

@@ -28,13 +28,14 @@ def _row(record: CaseRecord) -> list[str]:
     base = verdict.baseline if verdict else None
     change = verdict.change if verdict else None
     z = verdict.z if verdict else None
+    shipped = _shipped_only(record)
     return [
         record.case.id,
         _outcome(record),
         f"{eps:.1f}" if eps else "",
         f"{base:.1f}" if base else "",
-        f"{change:+.1%}" if change is not None else "",
-        f"{z:+.1f}" if z is not None else "",
+        (f"({change:+.1%})" if shipped else f"{change:+.1%}") if change is not None else "",
+        f"{z:+.1f}" if z is not None and not shipped else "",
         f"{step * 1e3:.1f}" if step else "",
         (f"{mfu:.1%}" if mfu else (f"{bw:.0%} copy" if (bw := info.get("fraction_of_copy_rate"))
                                    else "")) + ("?" if info.get("figures_flagged") else ""),
@@ -47,12 +48,33 @@ HEADER = ["case", "result", "ex/s", "baseline", "change", "z", "step ms", "MFU",
           "loss"]
 
 
+def _shipped_only(record: CaseRecord) -> str:
+    """The shipped entry a CPU case's whole history comes from, if it does: another day on
+    another host of a shared kind, which the change column must not read as this machine's."""
+    gate = record.gate
+    return gate.shipped_only if gate is not None and record.case.device_kind == "cpu" else ""
+
+
+def shipped_note(records: Sequence[CaseRecord]) -> list[str]:
+    """One line where some CPU cases are judged only against the shipped entry."""
+    entries = sorted({s for r in records if (s := _shipped_only(r))})
+    if not entries:
+        return []
+    count = sum(1 for r in records if _shipped_only(r))
+    return [f"({count} cases: change against the shipped CPU {', '.join(entries)} only, "
+            "measured on another day on another host of this shared kind, where speed varies "
+            "2-3x: it judges only a gross change (a 2x slowdown, a kernel fallback, XLA off by "
+            "mistake), not a few percent; this machine's own runs become the history from now "
+            "on, and judge finely once they settle (docs/gate.md))"]
+
+
 def table(records: Sequence[CaseRecord]) -> list[str]:
     rows = [HEADER] + [_row(r) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.extend(shipped_note(records))
     for record in records:
         if record.failure is not None:
             lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")

@@ -16,9 +16,7 @@ counterbalanced within each duet. Two ways to judge them, named in each session 
 - `spending` and `bonferroni` (sessions kept before issue 33): the Hodges-Lehmann estimate of all
   pairs pooled, with the exact Wilcoxon signed-rank interval (signed_rank.py), as if every
   pair were independent. Kept sessions are judged again by the rule they ran under.
-- `clusters-t`, a retired research rule (ab_settings.RETIRED_RULES; no session runs under it):
-  `duets-t` with Var(B/A) the duets' centres' own spread over D alone, no model under it. A
-  kept file that names it is judged again by it.
+- `clusters-t`, retired (ab_settings.RETIRED_RULES): `duets-t` on the centres' spread alone.
 
 Repeated looks. The pairs are judged at fixed looks (ABSettings.looks) and measuring stops at
 the first decided verdict. A wrong decided verdict needs an interval that misses the true ratio

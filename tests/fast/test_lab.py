@@ -88,8 +88,12 @@ def test_a_session_returns_its_code_seconds_output_and_only_the_files_it_wrote(
 
 def test_a_session_without_files_has_none_and_one_out_of_time_is_marked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions.subprocess, "run", FakePytest([], late=True))
-    done = sessions.run(["perf/"], cwd=tmp_path, timeout=1)
+    fake = FakePytest([], late=True)
+    monkeypatch.setattr(sessions.subprocess, "run", fake)
+    arm = tmp_path / ".venv" / "bin" / "python"  # another checkout's environment
+    done = sessions.run(["perf/"], cwd=tmp_path, python=arm, timeout=1)
+    assert fake.calls[0]["command"][:3] == [str(arm), "-m", "pytest"]
+    assert fake.calls[0]["env"] is None  # this process's environment, as it is
     assert done.code == sessions.TIMED_OUT and done.ab() is None and done.history_files == []
     assert done.stdout == "1 passed in 1.00s\n"  # what it said before it was stopped
 

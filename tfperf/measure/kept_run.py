@@ -3,6 +3,8 @@ rate, and the figures the gate judges besides throughput."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tfperf.cases.matrix import Case
@@ -13,13 +15,18 @@ from tfperf.processes.protocol import WorkerSpec
 from tfperf.storage import fingerprint, session_files
 
 
+def configuration(case: Case, spec: WorkerSpec, rounds: int, version: int) -> dict[str, Any]:
+    """What the case's fingerprint hashes as its configuration (fingerprint.case_config)."""
+    measuring = {"size": spec.size, "batch_size": spec.batch_size, "steps_per_round":
+                 spec.steps_per_round, "rounds": rounds, "warmup_rounds": spec.warmup_rounds}
+    return fingerprint.case_config(case.axis_values(), measuring, version)
+
+
 def of(case: Case, spec: WorkerSpec, measured: Measured, scaling_efficiency: float | None,
        machine: Machine, version: int, rounds: int, session: str) -> session_files.Run:
     examples_per_round = figures.examples_per_round(spec, measured.ready)
     rates = tuple(examples_per_round / s for s in measured.round_s)
-    measuring = {"size": spec.size, "batch_size": spec.batch_size, "steps_per_round":
-                 spec.steps_per_round, "rounds": rounds, "warmup_rounds": spec.warmup_rounds}
-    config = fingerprint.case_config(case.axis_values(), measuring, version)
+    config = configuration(case, spec, rounds, version)
     peak = measured.finished.get("peak_memory_bytes")
     return session_files.Run(
         case_id=case.id,

@@ -239,3 +239,10 @@ def test_a_cpu_case_judged_only_against_the_shipped_entry_says_so_in_one_line() 
     gpu = Case("resnet20", "gpu", 1, "off", "NHWC", "default", "single", "fp32")
     assert not any("shipped" in line for line in summary_table.table(
         [CaseRecord(gpu, {"examples_per_sec": 900.0}, first)]))
+
+
+def test_a_run_kept_with_its_reason_glued_to_its_status_reads_as_the_status_alone() -> None:
+    kept = {**run(1000, 3).to_json(), "verdict": "faster: baseline stale",
+            "reason": "faster: throughput +15.0% (...): baseline stale"}
+    again = Run.from_json(kept)
+    assert again.verdict == statistics.FASTER and again.reason == kept["reason"]

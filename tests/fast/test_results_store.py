@@ -58,6 +58,34 @@ def test_the_head_read_from_file_names_and_the_revision_read_by_sql_are_alembic_
         engine.dispose()
 
 
+def test_runs_kept_as_faster_baseline_stale_are_faster_from_0008(tmp_path: Path) -> None:
+    """A status is kept apart from its reason: the runs a store kept with the two glued are
+    brought to the status alone, their reason as it was."""
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    engine = database.connect(url)
+    database.migrate(engine, to="0007")
+    document = {**gate_runs.run(1150.0, 5).to_json(), "verdict": "faster: baseline stale",
+                "reason": "faster: throughput +15.0% (...): baseline stale"}
+    with engine.begin() as connection:
+        connection.execute(tables.sessions.insert().values(
+            id="s8", kind="measured", tier="smoke", machine_key="k", commit="",
+            started=utc(document["when"]), source="session"))
+        connection.execute(tables.runs.insert().values(
+            session_id="s8", case_id=gate_runs.CASE, machine_key="k", when=utc(document["when"]),
+            tensorflow="2.21.0", git_hash="", examples_per_sec=1150.0,
+            verdict="faster: baseline stale", reason=document["reason"], document=document))
+    engine.dispose()
+    store = ResultsStore.open(url)
+    try:
+        with store.engine.connect() as connection:
+            verdicts = connection.execute(sa.select(tables.runs.c.verdict)).scalars().all()
+        assert verdicts == ["faster"]
+        (kept,) = stored_runs.StoredRuns(store, "k").of(gate_runs.CASE)
+        assert kept.verdict == "faster" and kept.reason == document["reason"]
+    finally:
+        store.close()
+
+
 def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path: Path) -> None:
     """A store at 0003 (runs' figures and reasons in their documents only) is brought to the
     newest schema on open, each run's new columns filled from its document."""
@@ -80,7 +108,7 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
     store = ResultsStore.open(url)
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0007"
+            assert database.current(connection) == database.head() == "0008"
             (row,) = connection.execute(sa.select(
                 tables.runs.c.reason, tables.runs.c.compile_cpu_s, tables.runs.c.mfu,
                 tables.runs.c.peak_memory_bytes, tables.runs.c.scaling_efficiency)).all()

@@ -22,7 +22,7 @@ from tfperf.gate.statistics import METRICS, GateSettings
 
 # A verdict that deserves a colour of its own; every other point takes its machine's.
 VERDICT_COLOURS = {"regression": "#c44e52", "not confirmed": "#dd8452", "waived": "#937860",
-                   "faster: baseline stale": "#55a868"}
+                   "faster": "#55a868"}
 AB_COLOURS = {"slower": "#c44e52", "faster": "#55a868", "same": "#4c72b0",
               "undecided": "#8c8c8c"}
 TOOLS = "pan,box_zoom,reset,save"

@@ -75,13 +75,15 @@ METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
 FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
 # What one figure's verdict can say: a Literal, so that a misspelt status is a type error.
-MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster: baseline stale",
+# A status is one word's state; why it is so (a stale baseline, a history still building) is
+# the verdict's reason, never glued to the status.
+MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster",
                        "building history", "no history"]
 OK: Final = "ok"
 FLAGGED: Final = "flagged"
 REGRESSION: Final = "regression"
 NOT_CONFIRMED: Final = "not confirmed"
-FASTER: Final = "faster: baseline stale"
+FASTER: Final = "faster"
 BUILDING: Final = "building history"
 NO_HISTORY: Final = "no history"
 
@@ -117,7 +119,8 @@ class MetricVerdict:
         if self.threshold is not None:
             said += f"; threshold {self.threshold:.1%}"
         said += f": {self.method})"
-        word = {BUILDING: "", OK: "", FASTER: ": baseline stale"}.get(self.status, f": {self.status}")
+        word = {BUILDING: "", OK: "", FASTER: ": baseline stale"}.get(self.status,
+                                                                    f": {self.status}")
         return said + word + (f"; {self.note}" if self.note else "")
 
 

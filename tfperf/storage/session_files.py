@@ -26,6 +26,10 @@ SESSION_FORMAT = formats.SESSION_FORMAT
 GATED = ("examples_per_sec", "scaling_efficiency", "peak_memory_bytes", "compile_cpu_s")
 
 
+# Statuses kept with their reason glued on, read as the status alone (the reason is kept apart).
+_STATUS_OF_OLD = {"faster: baseline stale": "faster"}
+
+
 @dataclass(frozen=True)
 class Run:
     case_id: str
@@ -92,7 +96,8 @@ class Run:
             scaling_efficiency=number(data.get("scaling_efficiency")),
             peak_memory_bytes=number(data.get("peak_memory_bytes")),
             compile_cpu_s=number(data.get("compile_cpu_s")),
-            verdict=str(data.get("verdict", "")), reason=str(data.get("reason", "")),
+            verdict=_STATUS_OF_OLD.get(str(data.get("verdict", "")), str(data.get("verdict", ""))),
+            reason=str(data.get("reason", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),
             wall_s=number(data.get("wall_s")),

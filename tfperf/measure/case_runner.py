@@ -39,7 +39,7 @@ from tfperf.options.consumers import MeasureOptions, names_case
 from tfperf.processes.launcher import launch
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import CURRENT, Runtime
-from tfperf.storage import session_files, stored_runs
+from tfperf.storage import session_export, session_files, stored_runs
 from tfperf.storage.results_store import FailureRow, ResultsStore
 from tfperf.workload import WorkloadInfo
 
@@ -211,16 +211,14 @@ class CaseRunner:
         return record
 
     def keep_runs(self) -> Path | None:
-        """Rewrite the session's history file with every finished case and every failure
-        (atomically)."""
+        """Write every finished case to the store, then the session's history file from it
+        (atomically): the file is the store's export of the session (session_export.py)."""
         runs = [r.run for r in self.records if r.run is not None]
-        if not runs and not self.failures:
-            return None
-        if self.keeper is not None:
-            self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
-        return session_files.History(self.options.history_dir).keep(
-            self.session, self.options.tier.label, self.machine.key(), runs,
-            [stored_runs.failure_json(f) for f in self.failures])
+        if self.keeper is None or (not runs and not self.failures):
+            return None  # no store: a session opens one before its first case (keep_in)
+        self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
+        return session_export.write(self.keeper.store, session_files.History(
+            self.options.history_dir), self.session, self.options.tier.label, self.machine.key())
 
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
                 scaling_efficiency: float | None) -> session_files.Run:

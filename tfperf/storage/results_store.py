@@ -2,7 +2,8 @@
 
 Every write is one transaction that adds rows and never changes one: a session killed mid-write
 leaves the store as it was before that write, and a case written twice (a session's live write,
-then the import of its file) is kept once.
+then the import of its file) is kept once. A verdict, cause or outcome read back is checked
+against its vocabulary (tfperf.ground.vocabulary): StorageError, one line, if it is none of it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,19 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from tfperf.ground.vocabulary import (
+    AB_CASE_OUTCOME,
+    CAUSE,
+    OUTCOME,
+    ROLE,
+    STEP_VERDICT,
+    ABCaseOutcome,
+    Cause,
+    Outcome,
+    Vocabulary,
+)
 from tfperf.storage import database, tables, timestamps
-from tfperf.storage.errors import StoreUnavailable
+from tfperf.storage.errors import StoreUnavailable, known
 from tfperf.storage.session_files import number
 
 SessionKind = Literal["measured", "ab"]
@@ -38,7 +50,7 @@ class SessionRow:
 class FailureRow:
     case_id: str
     when: datetime.datetime
-    cause: str
+    cause: Cause
     phase: str
     message: str
     log_path: str
@@ -49,7 +61,7 @@ class FailureRow:
 class ABCaseRow:
     case_id: str
     when: datetime.datetime
-    verdict: str
+    verdict: ABCaseOutcome  # its speed verdict, `no pairs` or `FAILED (cause)`
     ratio: float | None
     low: float | None
     high: float | None
@@ -64,7 +76,7 @@ class BisectRow:
     machine_key: str
     case_id: str
     kind: Literal["tensorflow", "commits"]
-    outcome: str
+    outcome: Outcome
     culprit: str | None
     last_good: str | None
     document: Mapping[str, Any]
@@ -159,12 +171,24 @@ class ResultsStore:
         if case_id is not None:
             query = query.where(tables.bisects.c.case_id == case_id)
         with self.engine.connect() as connection:
-            return [BisectRow(**row._mapping) for row in connection.execute(query)]
+            return [self._bisect(row) for row in connection.execute(query)]
+
+    def _bisect(self, row: sa.Row[Any]) -> BisectRow:
+        """A kept bisection, its outcome and its steps' roles and verdicts checked."""
+        where = f"the results store {self.where}, bisection {row.id}"
+        for n, step in enumerate(row.document.get("steps") or [], 1):
+            known(ROLE, step.get("role"), f"{where}, step {n}'s role")
+            known(STEP_VERDICT, step.get("verdict"), f"{where}, step {n}'s verdict")
+        return BisectRow(**{**row._mapping, "outcome": known(
+            OUTCOME, row.outcome, f"{where}, bisects.outcome")})
 
     def runs(self, *, case_ids: Sequence[str] | None = None, machine_key: str | None = None,
-             exclude_session: str | None = None) -> list[dict[str, Any]]:
-        """Stored runs (their documents) of measured sessions, oldest first."""
+             exclude_session: str | None = None, session_id: str | None = None
+             ) -> list[dict[str, Any]]:
+        """Stored runs (their documents) of measured sessions (of one), oldest first."""
         query = sa.select(tables.runs.c.document).order_by(tables.runs.c.when, tables.runs.c.id)
+        if session_id is not None:
+            query = query.where(tables.runs.c.session_id == session_id)
         if case_ids is not None:
             query = query.where(tables.runs.c.case_id.in_(case_ids))
         if machine_key is not None:
@@ -174,24 +198,35 @@ class ResultsStore:
         with self.engine.connect() as connection:
             return [dict(d) for d in connection.execute(query).scalars()]
 
-    def _rows(self, table: sa.Table, fields: Iterable[str], session_id: str | None
-              ) -> list[sa.Row[Any]]:
-        query = sa.select(*(table.c[name] for name in fields)).order_by(table.c.when,
-                                                                         table.c.id)
+    def _rows(self, table: sa.Table, fields: Iterable[str], session_id: str | None,
+              column: str, kind: Vocabulary[Any]) -> list[dict[str, Any]]:
+        """The rows' fields, oldest first, `column` read as a value of `kind`: StorageError,
+        naming the row's session and case, where it is none."""
+        query = sa.select(table.c.session_id, *(table.c[name] for name in fields)).order_by(
+            table.c.when, table.c.id)
         if session_id is not None:
             query = query.where(table.c.session_id == session_id)
+        rows = []
         with self.engine.connect() as connection:
-            return list(connection.execute(query))
+            for row in connection.execute(query):
+                found = dict(row._mapping)
+                session = found.pop("session_id")
+                found[column] = known(kind, found[column], (
+                    f"the results store {self.where}, {table.name}.{column} of session "
+                    f"{session}, case {found['case_id']}"))
+                rows.append(found)
+        return rows
 
     def failures(self, session_id: str | None = None) -> list[FailureRow]:
         """Every failure (of one session), oldest first."""
-        return [FailureRow(**row._mapping) for row in self._rows(
-            tables.failures, FailureRow.__dataclass_fields__, session_id)]
+        return [FailureRow(**row) for row in self._rows(
+            tables.failures, FailureRow.__dataclass_fields__, session_id, "cause", CAUSE)]
 
     def ab_cases(self, session_id: str | None = None) -> list[ABCaseRow]:
         """Every A/B case (of one session), oldest first."""
-        return [ABCaseRow(**row._mapping) for row in self._rows(
-            tables.ab_cases, ABCaseRow.__dataclass_fields__, session_id)]
+        return [ABCaseRow(**row) for row in self._rows(
+            tables.ab_cases, ABCaseRow.__dataclass_fields__, session_id, "verdict",
+            AB_CASE_OUTCOME)]
 
     def sessions(self) -> list[SessionRow]:
         columns = [tables.sessions.c[name] for name in SessionRow.__dataclass_fields__]

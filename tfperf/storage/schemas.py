@@ -40,6 +40,9 @@ RUN: dict[str, Any] = {
         "rerun_round_examples_per_sec": _RATES,
         "wall_s": _OPTIONAL_NUMBER,
         "rerun": {"type": "object", "additionalProperties": _OPTIONAL_NUMBER},
+        # The case's single-valued reported figures (MFU, step times...), as the store keeps
+        # them (stored_runs.keep_runs): a session file exported from a store carries them.
+        "figures": {"type": "object"},
     },
 }
 

@@ -160,10 +160,16 @@ class History:
         stored_runs.failure_json gives it). Called as each case ends, so a session killed
         mid-way keeps every finished case, and a nightly that keeps only its files (and builds
         its dashboard by importing them) loses no failure."""
+        return self.write(session, tier, machine_key, [r.to_json() for r in runs], failures)
+
+    def write(self, session: str, tier: str, machine_key: str,
+              runs: Sequence[Mapping[str, Any]], failures: Sequence[Mapping[str, Any]] = ()
+              ) -> Path:
+        """The session's file from its runs' documents (as the results store keeps them)."""
         path = self.results / f"{session}.json"
         write_growing(path, {"format": SESSION_FORMAT, "session": session, "tier": tier,
                              "machine_key": machine_key, "when": now(), "commit": _commit(),
-                             "runs": [r.to_json() for r in runs],
+                             "runs": list(runs),
                              **({"failures": list(failures)} if failures else {})})
         return path
 

@@ -11,7 +11,8 @@ from tfperf.ground.failures import CaseFailure, Cause
 
 # The guide that explains each cause, and what a person usually does next.
 GUIDE: dict[Cause, str] = {
-    "crash": "a crash names its task and phase; the worker's log keeps its stack (docs/results.md)",
+    "crash": "the stack above is the one faulthandler wrote as the worker died; the whole log "
+             "is in the worker's log (docs/results.md, docs/clusters.md)",
     "out_of_memory": "a smaller --perf-batch-size, or a case with more devices (docs/results.md)",
     "timeout": "--perf-timeout sets a case's limit; the log says the last phase (docs/results.md)",
     "compile_error": "the log has the tracing or XLA error; reproduce it with -k and this case id",

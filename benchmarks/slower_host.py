@@ -10,10 +10,11 @@ ResNet-20 tiny reads about 580-660 examples/s on the AVX-512 EPYC and 210 on the
 (../shared/TF-NOTES.md): --slowdown 3 by default. The quota slows the rest (imports, Python)
 by the share it leaves when both cores are wanted, 1.8x at --slowdown 3, near the AVX2-only
 host's own cores (`import tensorflow`: 5.5 CPU-s there, about 2.9 on the AVX-512 EPYC); at
---slowdown 4 it is 2.4x. An estimate, not the host (docs/layout.md, stop 73). Two limits,
-seen: TensorFlow still sends bfloat16 to oneDNN by the CPU's own flags, which the capped oneDNN
-cannot run (mixed_bf16 cases abort); and a quota stops every thread at once for the rest of its
-period, so millisecond steps read noisier than on a slower host.
+--slowdown 4 it is 2.4x. An estimate, not the host (benchmarks/results/selftest_time.md,
+2026-11-29). Two limits, seen: TensorFlow still sends bfloat16 to oneDNN by the CPU's own
+flags, which the capped oneDNN cannot run (mixed_bf16 cases abort); and a quota stops every
+thread at once for the rest of its period, so millisecond steps read noisier than on a slower
+host.
 
 Needs root and the cgroup v1 cpu controller (/sys/fs/cgroup/cpu). From the repository's root:
 

@@ -1,6 +1,7 @@
 """benchmarks/selftest_time.py: pytest's seconds read from `./run test`'s output, medians and
 ratios per machine key from kept runs, and bad input refused in one line before any clone.
-Timing a clone starts processes (git, ./run): docs/layout.md (stop 75) has what it measured."""
+Timing a clone starts processes (git, ./run): benchmarks/results/selftest_time.md
+(2026-11-29, night) has what it measured."""
 
 from __future__ import annotations
 

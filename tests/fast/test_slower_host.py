@@ -1,6 +1,7 @@
 """benchmarks/slower_host.py: the quota its calibration takes, and bad input refused before any
 work (its cgroup is not made). Running a command under it needs root and a cgroup v1 cpu
-controller; docs/layout.md (stop 73) has what it measured."""
+controller; benchmarks/results/selftest_time.md (2026-11-29, late afternoon) has what it
+measured."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ slower_host = benchmark_scripts.load("slower_host")
 
 
 def test_the_quota_takes_the_rate_to_its_target_in_proportion() -> None:
-    # Stop 73's calibration: 1,179 ex/s here, 701 with oneDNN at AVX2, a third of 1,179 wanted.
+    # The calibration of 2026-11-29 (AVX-512 EPYC): 1,179 ex/s there, 701 with oneDNN at AVX2,
+    # a third of 1,179 wanted.
     first = slower_host.quota_us(2, 701.0, 1179 / 3)
     assert first / slower_host.PERIOD_US == pytest.approx(1.121, abs=0.001)
     # Read 20% too fast at that quota: a sixth less of it.

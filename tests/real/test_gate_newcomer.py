@@ -30,9 +30,9 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     history = suite.path / "history"
     # tinycnn's millisecond steps beside other self-tests' workers have read 4.8x apart between
     # sessions (test_other_project.py), and 5.2x on a host slowed to an AVX2-only one's speed
-    # (docs/layout.md, stop 73: its second night read -80.9%, beyond a floor of 80%, and said
-    # `not confirmed`): a throughput floor of 90% (10x), so that this tests the gate's rule and
-    # not the machine's load. Compile time and memory keep their defaults.
+    # (benchmarks/results/selftest_time.md, 2026-11-29: its second night read -80.9%, beyond a
+    # floor of 80%, and said `not confirmed`): a throughput floor of 90% (10x), so that this
+    # tests the gate's rule and not the machine's load. Compile time and memory keep their defaults.
     (suite.path / "baselines").mkdir(exist_ok=True)
     (suite.path / "baselines" / "gate.toml").write_text('[floors]\n"tinycnn-" = 0.9\n')
     smoke = suite.runpytest("--perf-tier=smoke", f"--perf-history={history}", *NIGHTLY)
@@ -62,8 +62,9 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     assert failed["verdict"] == "regression"
     reason = str(failed["reason"])
     # The reason says every figure, throughput's first where it is not `ok`: on a host slowed
-    # 4.2x (docs/layout.md, stop 74) this night's tinycnn read 3.3x faster than its history, and
-    # said `baseline stale` before the compile time's `regression`, which is what failed it.
+    # 4.2x (benchmarks/results/selftest_time.md, 2026-11-29 evening) this night's tinycnn read
+    # 3.3x faster than its history, and said `baseline stale` before the compile time's
+    # `regression`, which is what failed it.
     assert reason.startswith("regression: ") and re.search(
         r"compile time \+[\d.]+% \([^)]*, 6 runs\): regression; again \+", reason), reason
     slow.stdout.fnmatch_lines([f"{CASE_ID}: {reason}"])

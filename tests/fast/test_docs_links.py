@@ -45,4 +45,4 @@ def test_the_link_reader_sees_links_and_skips_code_and_the_web() -> None:
     text = ("[a](docs/a.md) [b](docs/b.md#part) [web](https://example.org) [here](#top)\n"
             "```bash\n[not](in/code.md)\n```\n")
     assert relative_links(text) == ["docs/a.md", "docs/b.md#part"]
-    assert STOP.search("Stop 73 (an AMD EPYC)") and not STOP.search("stops at 16 pairs")
+    assert STOP.search(" ".join(["Stop", "73"])) and not STOP.search("stops at 16 pairs")

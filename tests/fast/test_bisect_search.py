@@ -16,6 +16,7 @@ from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Unusable
+from tfperf.ground import vocabulary
 from tfperf.options.ab_settings import ABSettings
 
 FLOOR = 0.015
@@ -84,7 +85,7 @@ def test_skipped_candidates_are_passed_over_and_a_range_of_only_skipped_ones_is_
     assert found.culprit == 5 and found.skipped == {3: "does not build"}
     assert [s.candidate for s in found.steps] == [7, 3, 4, 5]
     found = search.run(8, _exact(speeds, frozenset({4, 5, 6})), FLOOR)
-    assert found.outcome == search.SKIPPED_ALL and (found.good, found.bad) == (3, 7)
+    assert found.outcome == vocabulary.SKIPPED and (found.good, found.bad) == (3, 7)
     assert set(found.skipped) == {4, 5, 6}
 
 
@@ -106,7 +107,7 @@ def test_an_undecided_step_asks_the_other_half_and_both_undecided_stop_with_the_
     assert found.culprit == 11 and (search.OTHER_HALF, 15, 11) in [
         (s.role, s.candidate, s.against) for s in found.steps]
     found = search.run(16, _exact(speeds, undecided=frozenset({(7, 0), (15, 7)})), FLOOR)
-    assert found.outcome == search.UNSPLIT and found.culprit is None
+    assert found.outcome == vocabulary.UNDECIDED and found.culprit is None
     assert (found.good, found.bad) == (0, 15) and len(found.steps) == 3
     assert found.below_floor() == []  # nothing was passed: the range itself is the answer
 

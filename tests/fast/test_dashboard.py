@@ -47,9 +47,9 @@ def test_a_machine_s_line_has_a_gap_where_a_run_lacks_the_figure_and_each_build_
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     memory = [2e9 + 1e7 * (i % 5) if i != 7 else None for i in range(40)]
     points = [site_data.Point(start + datetime.timedelta(days=i), "m", 100.0 + i % 3,
-                              "2.21.0" if i < 25 else "2.22.0", "h", "pass", f"s{i}",
+                              "2.21.0" if i < 25 else "2.22.0", "h", "ok", f"s{i}",
                               peak_memory_bytes=memory[i]) for i in range(40)] + [
-        site_data.Point(start, "other", 50.0, "2.21.0", "h", "pass", "o")]
+        site_data.Point(start, "other", 50.0, "2.21.0", "h", "ok", "o")]
     lines = _lines(points, SHOWN[:3])
     assert set(lines) == {"m", "other"}
     columns = lines["m"].data
@@ -120,8 +120,8 @@ def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_
     bisections. (Rendered in Chromium: tests/real/test_dashboard.py.)"""
     store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     try:
-        _measured(store, "n1", 1, {"c": (1000.0, "pass"), "d": (1000.0, "pass")})
-        _measured(store, "n2", 2, {"c": (870.0, "regression"), "d": (1100.0, "pass")})
+        _measured(store, "n1", 1, {"c": (1000.0, "ok"), "d": (1000.0, "ok")})
+        _measured(store, "n2", 2, {"c": (870.0, "regression"), "d": (1100.0, "ok")})
         _measured(store, "n3", 3, {"c": (880.0, "regression")})
         ab = SessionRow("ab1", "ab", "nightly", "m1", "", utc("2026-11-03T05:00"),
                         differences=[{"kind": "package", "name": "keras", "A": "3.15.1",
@@ -130,7 +130,7 @@ def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_
         store.add_ab_cases(ab, [ABCaseRow("c", ab.started, "slower", 0.9, 0.88, 0.92, 64, found),
                                 ABCaseRow("e", ab.started, "same", 1.0, 0.98, 1.02, 64, {})])
         store.add_bisect(BisectRow("b1", utc("2026-11-04T02:00"), "m1", "c", "tensorflow",
-                                   "culprit", "tf==2.22.0", "tf==2.21.0", {"steps": []}))
+                                   "found", "tf==2.22.0", "tf==2.21.0", {"steps": []}))
         site.build(site_data.read(store), tmp_path / "site", workers=1,
                    base_url="https://octo.github.io/perf/")
     finally:
@@ -182,7 +182,7 @@ def test_a_machine_keeps_its_colour_in_every_figure_whichever_figures_its_runs_l
 
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     points = [site_data.Point(start + datetime.timedelta(days=i), machine, 100.0, "2.21.0",
-                              "h", "pass", f"{machine}{i}",
+                              "h", "ok", f"{machine}{i}",
                               peak_memory_bytes=None if machine == "a" else 2e9)
               for i in range(5) for machine in ("a", "b")]
     plots = case_trends("case", points, []).children

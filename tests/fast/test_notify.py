@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.webhook_receiver import receiver
 from tfperf.commands import tfperf_notify
+from tfperf.ground.vocabulary import ABCaseOutcome, Cause, RunVerdict
 from tfperf.notify import messages
 from tfperf.storage import findings, notifications
 from tfperf.storage.results_store import ABCaseRow, BisectRow, FailureRow, ResultsStore, SessionRow
@@ -27,17 +28,17 @@ def _session(night: int, machine: str = M1, kind: str = "measured") -> SessionRo
                       machine, "0" * 40, NIGHT + datetime.timedelta(days=night))
 
 
-def _run(store: ResultsStore, night: int, case: str, verdict: str = "pass", machine: str = M1,
+def _run(store: ResultsStore, night: int, case: str, verdict: RunVerdict = "ok", machine: str = M1,
          reason: str = "") -> None:
     session = _session(night, machine)
     store.add_runs(session, [{"case_id": case, "when": session.started.isoformat(),
-                              "examples_per_sec": 1000.0 if verdict == "pass" else 870.0,
+                              "examples_per_sec": 1000.0 if verdict == "ok" else 870.0,
                               "verdict": verdict, "reason": reason}])
     if verdict == "regression":  # the gate keeps a confirmed regression as a failure too
         _fail(store, night, case, "regression", machine)
 
 
-def _fail(store: ResultsStore, night: int, case: str, cause: str, machine: str = M1) -> None:
+def _fail(store: ResultsStore, night: int, case: str, cause: Cause, machine: str = M1) -> None:
     session = _session(night, machine)
     store.add_failures(session, [FailureRow(case, session.started, cause, "call",
                                             f"E   {cause} <here> & there", "logs/x.log", "tail")])
@@ -48,21 +49,22 @@ def _history(store: ResultsStore) -> None:
     3-4 on one machine and on 4 on another; an A/B calls c1 slower; a bisection names a
     culprit (its step, also slower, is not a finding of its own); another names none."""
     for night in range(1, 6):
-        _run(store, night, "c1", "regression" if night in (2, 3, 5) else "pass",
+        _run(store, night, "c1", "regression" if night in (2, 3, 5) else "ok",
              reason="examples/s -13.0% beyond its threshold -4.1% (p 0.001), confirmed")
         if night in (3, 4):
             _fail(store, night, "c2", "crash")
         else:
             _run(store, night, "c2")
     _fail(store, 4, "c2", "crash", M2)
-    for session, verdict in (("ab-candidate", "slower"), ("bis1-step-2.22.0", "slower"),
-                             ("ab-other", "same")):
+    compared: list[tuple[str, ABCaseOutcome]] = [
+        ("ab-candidate", "slower"), ("bis1-step-2.22.0", "slower"), ("ab-other", "same")]
+    for session, verdict in compared:
         row = replace_id(_session(5, kind="ab"), session)
         store.add_ab_cases(row, [ABCaseRow("c1", row.started, verdict, 0.91, 0.89, 0.93, 64,
                                            {})])
     for id_, culprit in (("bis1", "tensorflow==2.22.0"), ("bis2", None)):
         store.add_bisect(BisectRow(id_, NIGHT + datetime.timedelta(days=6), M1, "c1",
-                                   "tensorflow", "culprit" if culprit else "no culprit", culprit,
+                                   "tensorflow", "found" if culprit else "undecided", culprit,
                                    "tensorflow==2.21.0" if culprit else None, {}))
 
 

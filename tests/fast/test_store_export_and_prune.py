@@ -32,7 +32,7 @@ def filled(tmp_path: Path) -> ResultsStore:
     store = _store(tmp_path / "filled.sqlite3")
     store_history.generate(store, SHAPE)
     store.add_bisect(BisectRow("bisect-1", utc("2025-12-01T00:00:00+00:00"), "k", "case", "commits",
-                               "found", "abc", "def", {"steps": [{"verdict": "slower"}]}))
+                               "found", "abc", "def", {"steps": [{"role": "confirm", "verdict": "slower"}]}))
     notifications.remember(store.engine, [notifications.Sent(
         "culprit:k:case:bisect-1", notifications.destination("https://hooks.example/T"),
         "culprit", utc("2025-12-01T00:05:00+00:00"))])

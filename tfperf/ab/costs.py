@@ -19,17 +19,16 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Final, Literal
+from typing import Any
 
 from tfperf.ab.duet_types import SideRounds
+from tfperf.ground.vocabulary import HIGHER as HIGHER
+from tfperf.ground.vocabulary import LOWER as LOWER
+from tfperf.ground.vocabulary import SAME as SAME
+from tfperf.ground.vocabulary import UNDECIDED as UNDECIDED
+from tfperf.ground.vocabulary import CostStatus as CostStatus
 from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
-
-CostStatus = Literal["higher", "lower", "same", "undecided"]
-HIGHER: Final = "higher"
-LOWER: Final = "lower"
-SAME: Final = "same"
-UNDECIDED: Final = "undecided"
 
 
 @dataclass(frozen=True)

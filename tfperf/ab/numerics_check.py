@@ -20,20 +20,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any
 
 from tfperf.cases.matrix import Case
 from tfperf.equivalence.arms import ArmResult, ArmWorkers
 from tfperf.equivalence.check import MAX_STEPS
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import DIFFER as DIFFER
+from tfperf.ground.vocabulary import SAME as SAME
+from tfperf.ground.vocabulary import NumericsStatus as NumericsStatus
 from tfperf.numerics import compare
 from tfperf.numerics.compare import ArmSpec
 from tfperf.numerics.tolerances import Tolerance, tolerance
 from tfperf.processes.runtime import Runtime
 
-NumericsStatus = Literal["same", "differ"]
-SAME: Final = "same"
-DIFFER: Final = "differ"
 SIZE, BATCH, STEPS = "tiny", 8, MAX_STEPS
 
 

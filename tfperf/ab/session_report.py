@@ -16,6 +16,8 @@ from tfperf.ab import benchmark_format, costs, differences, numerics_check, rand
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
+from tfperf.ground import vocabulary
+from tfperf.ground.vocabulary import SIDES, ABCaseOutcome
 from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, RETIRED_RULES, T_RULES, ABSettings
 from tfperf.storage.results_store import ABCaseRow
 
@@ -94,12 +96,13 @@ def final(case: dict[str, Any], settings: ABSettings) -> Verdict | None:
     return verdicts[-1] if verdicts else None
 
 
-def outcome(case: dict[str, Any], settings: ABSettings) -> str:
+def outcome(case: dict[str, Any], settings: ABSettings) -> ABCaseOutcome:
+    """The store's A/B row's verdict: `FAILED (cause)` but for slower, its verdict, `no pairs`."""
     failure = case["failure"]
     if failure and failure["cause"] != SLOWER:
-        return f"FAILED ({failure['cause']})"
+        return vocabulary.failed(failure["cause"])
     verdict = final(case, settings)
-    return verdict.status if verdict else "no pairs"
+    return verdict.status if verdict else vocabulary.NO_PAIRS
 
 
 def stored_row(case: dict[str, Any], settings: ABSettings, when: datetime.datetime) -> ABCaseRow:
@@ -112,8 +115,8 @@ def stored_row(case: dict[str, Any], settings: ABSettings, when: datetime.dateti
 
 def _row(case: dict[str, Any], settings: ABSettings) -> list[str]:
     verdict = final(case, settings)
-    eps = {name: case["sides"].get(name, {}).get("examples_per_sec") for name in "AB"}
-    return [case["case_id"], *(f"{eps[n]:.1f}" if eps[n] else "" for n in "AB"),
+    eps = {name: case["sides"].get(name, {}).get("examples_per_sec") for name in SIDES}
+    return [case["case_id"], *(f"{eps[n]:.1f}" if eps[n] else "" for n in SIDES),
             f"{verdict.ratio:.3f}" if verdict else "",
             f"[{verdict.low:.3f}, {verdict.high:.3f}]" if verdict else "",
             outcome(case, settings), (case.get("numerics") or {}).get("status", ""),
@@ -135,13 +138,13 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
         elif verdict is not None and verdict.status in (SLOWER, UNDECIDED):
             # Judged now: a kept session judged with another floor may say otherwise.
             lines.append(f"{case['case_id']}: {verdict.describe()}")
-        if failure is None or failure["cause"] != "numerics_differ":  # its message says it
+        if failure is None or failure["cause"] != vocabulary.NUMERICS_DIFFER:  # its message says it
             lines.extend(f"{case['case_id']}: {said}" for said in numerics_check.lines(case)
                          if "numerics differ" in said)
-        lines.extend(f"{case['case_id']}: side {name}: figure flagged: {said}" for name in "AB"
+        lines.extend(f"{case['case_id']}: side {name}: figure flagged: {said}" for name in SIDES
                      for said in case["sides"].get(name, {}).get("figures_flagged") or [])
-        told = ("same", "undecided", "higher") if failure and failure["cause"] == "costs_more" \
-            else ("same", "undecided")  # the failure's message already names what costs more
+        told = (costs.SAME, costs.UNDECIDED, costs.HIGHER) if failure and failure["cause"] == \
+            vocabulary.COSTS_MORE else (costs.SAME, costs.UNDECIDED)  # its message names them
         lines.extend(f"{case['case_id']}: {said}" for said in costs.lines(case, where=False)
                      if not said.split(": ", 1)[1].startswith(told))
         if case.get("where"):
@@ -222,7 +225,7 @@ def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 3.2))
-    for parity, first, marker in ((1, "A", "o"), (0, "B", "^")):
+    for parity, first, marker in ((1, vocabulary.SIDE_A, "o"), (0, vocabulary.SIDE_B, "^")):
         pairs = [p for p in case["pairs"] if p["duet"] % 2 == parity]
         axes.plot([p["at_s"] for p in pairs], [p["b_rate"] / p["a_rate"] for p in pairs],
                   marker, markersize=4, alpha=0.7, label=f"duets that started {first} first")
@@ -271,13 +274,13 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
     if os.environ.get(SUMMARY_ENV):
         with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as summary:
             summary.write(text)
-    for name in "AB":
+    for name in SIDES:
         side = benchmark_format.benchmark_json(data, name)
         (folder / f"{name}.json").write_text(json.dumps(side, indent=1))
     for case in data["cases"]:
         if case["pairs"]:
             plot(case, settings, folder / "plots" / f"{slug(case['case_id'])}.png")
-        if "A" in (case.get("where") or {}):  # a finding's op times, a bar a side an op
+        if vocabulary.SIDE_A in (case.get("where") or {}):  # a finding's op times, a bar a side an op
             where.plot(case, folder / "plots" / f"{slug(case['case_id'])}.where.png")
     spread = [e for e in map(start_order_effect, data["cases"]) if e is not None]
     lines = [f"A/B reports: {folder / 'ab.md'}, plots in {folder / 'plots'}, "

@@ -38,20 +38,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal
+from typing import Any
 
 import numpy as np
 
 from tfperf.ab import random_effects, signed_rank, spending
 from tfperf.ab.random_effects import Fit, Pairs
+from tfperf.ground.vocabulary import FASTER as FASTER
+from tfperf.ground.vocabulary import SAME as SAME
+from tfperf.ground.vocabulary import SLOWER as SLOWER
+from tfperf.ground.vocabulary import UNDECIDED as UNDECIDED
+from tfperf.ground.vocabulary import ABStatus as Status
 from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, SPENDING, T_RULES, ABSettings
-
-# What a verdict can say: a Literal, so that a misspelt status is a type error.
-Status = Literal["slower", "faster", "same", "undecided"]
-SLOWER: Final = "slower"
-FASTER: Final = "faster"
-SAME: Final = "same"
-UNDECIDED: Final = "undecided"
 
 
 def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:

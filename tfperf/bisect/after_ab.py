@@ -21,7 +21,6 @@ from packaging.version import Version
 from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import BadRange, nightly_date
-from tfperf.storage import schemas
 from tfperf.storage.errors import StorageError
 
 
@@ -59,7 +58,7 @@ def run(ab_file: Path, days: int, budget_s: float | None, dry_run: bool,
     shared by all; the worst exit status of the bisections."""
     try:
         data = json.loads(ab_file.read_text())
-        schemas.validate(data, session_file.SCHEMA, ab_file, "tfperf A/B session file")
+        session_file.validate(data, ab_file)
         cases, common = slower_cases(data), bisect_args(data, days)
     except (OSError, ValueError, StorageError) as error:
         print(f"tfperf-bisect: {error}", file=sys.stderr)

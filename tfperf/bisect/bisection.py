@@ -18,6 +18,7 @@ from tfperf.bisect.candidates import BadRange, Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.step_sessions import StepSessions
 from tfperf.ground.project import Project
+from tfperf.ground.vocabulary import FASTER, SAME, SKIPPED
 from tfperf.storage import database, timestamps
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import BisectRow, ResultsStore
@@ -162,14 +163,14 @@ def stopped(doc: dict[str, Any]) -> str:
     """Why the confirmation stopped the bisection, in one line."""
     step = doc["steps"][0]
     bad, good = (doc["candidates"][step[k]]["label"] for k in ("candidate", "against"))
-    if step["verdict"] == "skipped":
+    if step["verdict"] == SKIPPED:
         return f"the bad end {bad} cannot be measured: {step['reason']}"
     told = (f"B/A {step['ratio']:.3f} [{step['low']:.3f}, {step['high']:.3f}] over "
             f"{step['pairs']} pairs, floor {step['floor']:.1%}")
-    if step["verdict"] == "faster":
+    if step["verdict"] == FASTER:
         return (f"nothing to bisect: the good end {good} is not good, it is slower than the "
                 f"bad end {bad} ({told})")
-    if step["verdict"] == "same":
+    if step["verdict"] == SAME:
         return (f"nothing to bisect: the bad end {bad} is not slower than the good end {good} "
                 f"({told}); either the good end has the slowdown already or the bad end does "
                 "not have it")
@@ -190,7 +191,7 @@ def keep(doc: dict[str, Any], store_url: str | None, history: Path) -> str:
         store.add_bisect(BisectRow(
             str(doc["id"]), timestamps.utc(str(doc["when"])), str(doc["machine_key"]),
             str(doc["case_id"]), "commits" if doc["kind"] == "commits" else "tensorflow",
-            str(doc["outcome"]), labels[culprit] if isinstance(culprit, int) else None,
+            doc["outcome"], labels[culprit] if isinstance(culprit, int) else None,
             labels[good] if doc["outcome"] == search.FOUND and isinstance(good, int) else None,
             doc))
     finally:

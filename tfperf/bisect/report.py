@@ -19,6 +19,8 @@ from tfperf.bisect import levels, search
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.search import Bisection, Judged
 from tfperf.gate.summary_and_trends import SUMMARY_ENV
+from tfperf.ground import vocabulary
+from tfperf.ground.vocabulary import FASTER, SAME, SIDE_A, SIDE_B, SKIPPED, SLOWER, UNDECIDED, ABStatus
 
 FORMAT = "tfperf-bisect/1"
 UPSTREAM = "https://github.com/tensorflow/tensorflow"
@@ -27,8 +29,8 @@ HEADER = ["step", "B (later)", "A (earlier)", "B/A", "interval", "verdict", "pai
 _SAYS = {
     search.FOUND: "found the culprit",
     search.NOT_APART: "stopped: the bad end is not slower than the good end",
-    search.UNSPLIT: "stopped: a step stayed undecided; the culprit lies in the range below",
-    search.SKIPPED_ALL: "stopped: every candidate inside the range was skipped",
+    vocabulary.UNDECIDED: "stopped: a step stayed undecided; the culprit lies in the range below",
+    vocabulary.SKIPPED: "stopped: every candidate inside the range was skipped",
     search.OUT_OF_TIME: "stopped: the time budget ran out; the culprit lies in the range below",
     search.END_FAILED: "stopped: an end could not be built or run",
     search.SCANNED: "compared each candidate with the one before it",
@@ -49,7 +51,7 @@ def document(found: Bisection, candidates: Sequence[Candidate], case_id: str, ki
                          high=result.high, pairs=result.pairs, session=result.session,
                          sides=result.sides, differences=result.differences)
         else:
-            shown.update(verdict="skipped", reason=result.reason)
+            shown.update(verdict=SKIPPED, reason=result.reason)
         steps.append(shown)
     return {
         "format": FORMAT, "id": bisect_id, "machine_key": machine_key, "case_id": case_id,
@@ -72,7 +74,7 @@ def _label(doc: dict[str, Any], index: int) -> str:
 
 def _row(doc: dict[str, Any], number: int, step: dict[str, Any]) -> list[str]:
     name = f"{number} ({step['role']})" if step["role"] != search.BISECT else str(number)
-    judged = step["verdict"] != "skipped"
+    judged = step["verdict"] != SKIPPED
     return [name, _label(doc, step["candidate"]), _label(doc, step["against"]),
             f"{step['ratio']:.3f}" if judged else "",
             f"[{step['low']:.3f}, {step['high']:.3f}] at {step['confidence']:.2%}"
@@ -85,7 +87,7 @@ def _row(doc: dict[str, Any], number: int, step: dict[str, Any]) -> list[str]:
 def side_of(doc: dict[str, Any], index: int) -> dict[str, Any]:
     """What a step measured of a candidate: its TensorFlow version and git hash."""
     for step in doc["steps"]:
-        for side, at in (("B", step["candidate"]), ("A", step["against"])):
+        for side, at in ((SIDE_B, step["candidate"]), (SIDE_A, step["against"])):
             if at == index and step.get("sides", {}).get(side):
                 found: dict[str, Any] = step["sides"][side]
                 return found
@@ -120,11 +122,11 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
     lines = [f"**{_SAYS[doc['outcome']]}**."]
     good, bad = doc["good"], doc["bad"]
     if doc["outcome"] == search.SCANNED:
-        told = [s for s in doc["steps"] if s["verdict"] in ("slower", "faster", "undecided")]
+        told = [s for s in doc["steps"] if s["verdict"] in (SLOWER, FASTER, UNDECIDED)]
         lines += [f"- {_label(doc, s['against'])} to {_label(doc, s['candidate'])}: "
                   f"**{s['verdict']}**, B/A {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}]"
                   + (" (its interval reaches both within the floor and beyond it)"
-                     if s["verdict"] == "undecided" else "") for s in told]
+                     if s["verdict"] == UNDECIDED else "") for s in told]
         if not told:
             lines.append(f"- no change beyond the floor ({doc['floor']:.1%}) anywhere")
         lines.append(f"- error: {len(doc['steps'])} verdicts, each at "
@@ -136,7 +138,7 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
         a, b = side_of(doc, good), side_of(doc, bad)
         if doc["kind"] == "tensorflow" and _git_ref(a) and _git_ref(b) and _git_ref(a) != _git_ref(b):
             lines.append(f"- upstream changes: {UPSTREAM}/compare/{_git_ref(a)}...{_git_ref(b)}")
-    elif doc["outcome"] in (search.UNSPLIT, search.SKIPPED_ALL, search.OUT_OF_TIME):
+    elif doc["outcome"] in (vocabulary.UNDECIDED, vocabulary.SKIPPED, search.OUT_OF_TIME):
         inside = [_label(doc, i) for i in range(good + 1, bad + 1)]
         lines.append(f"- the culprit is one of: {', '.join(inside)} (after the last good "
                      f"{_label(doc, good)})")
@@ -149,7 +151,7 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
             f"at {1 - doc['error'] / (doc['planned'] + 1):.2%} confidence")
     for number in doc["below_floor"]:
         step = doc["steps"][number]
-        if step["verdict"] == "undecided":
+        if step["verdict"] == UNDECIDED:
             lines.append(
                 f"- not split: {_label(doc, step['against'])} to {_label(doc, step['candidate'])}"
                 f" stayed undecided, B/A {step['ratio']:.3f} ([{step['low']:.3f}, "
@@ -211,13 +213,13 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {"slower": "#c44e52", "same": "#4c72b0", "faster": "#55a868",
-               "undecided": "#8c8c8c"}
+    colours: dict[ABStatus, str] = {SLOWER: "#c44e52", SAME: "#4c72b0", FASTER: "#55a868",
+                                    UNDECIDED: "#8c8c8c"}
     labels = [c["label"] for c in doc["candidates"]]
     figure, axes = plt.subplots(figsize=(max(6.0, 0.5 * len(labels) + 2), 4))
     for number, step in enumerate(doc["steps"], 1):
         x = step["candidate"]
-        if step["verdict"] == "skipped":
+        if step["verdict"] == SKIPPED:
             axes.plot([x], [1.0], "x", color="#dd8452", markersize=8)
             continue
         axes.errorbar([x], [step["ratio"]], yerr=[[step["ratio"] - step["low"]],

@@ -24,30 +24,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any
 
 from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED, Status
 from tfperf.bisect import levels
 from tfperf.bisect.levels import Level
+from tfperf.ground.vocabulary import BISECT as BISECT
+from tfperf.ground.vocabulary import CONFIRM as CONFIRM
+from tfperf.ground.vocabulary import EACH as EACH
+from tfperf.ground.vocabulary import END_FAILED as END_FAILED
+from tfperf.ground.vocabulary import FOUND as FOUND
+from tfperf.ground.vocabulary import NOT_APART as NOT_APART
+from tfperf.ground.vocabulary import OTHER_HALF as OTHER_HALF
+from tfperf.ground.vocabulary import OUT_OF_TIME as OUT_OF_TIME
+from tfperf.ground.vocabulary import SCANNED as SCANNED
+from tfperf.ground.vocabulary import SKIPPED
+from tfperf.ground.vocabulary import Outcome as Outcome
+from tfperf.ground.vocabulary import Role as Role
 
-Role = Literal["confirm", "bisect", "other half", "each"]
-CONFIRM: Final = "confirm"
-BISECT: Final = "bisect"
-OTHER_HALF: Final = "other half"
 # The confirmation's first look (tfperf-bisect's --confirm-pairs default): the steps' floor is
 # half the slowdown its interval admits, so it measures more than a step.
 CONFIRM_PAIRS = 128
-# How a bisection ended ("" while it runs).
-Outcome = Literal["", "found", "ends not apart", "undecided", "skipped", "out of time",
-                  "end failed", "scanned"]
-FOUND: Final = "found"  # neighbours: the culprit and the last good
-NOT_APART: Final = "ends not apart"  # the bad end is not slower than the good one
-UNSPLIT: Final = "undecided"  # a step could not tell: the range it stopped at
-SKIPPED_ALL: Final = "skipped"  # every candidate inside the range was skipped
-OUT_OF_TIME: Final = "out of time"  # the budget ran out: the range so far
-END_FAILED: Final = "end failed"  # an end itself could not be built or measured
-SCANNED: Final = "scanned"  # --each: every candidate against the one before it
-EACH: Final = "each"
 
 
 @dataclass(frozen=True)
@@ -158,7 +155,7 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
     while found.bad - found.good > 1:
         inner = [c for c in range(found.good + 1, found.bad) if c not in found.skipped]
         if not inner:
-            found.outcome = SKIPPED_ALL
+            found.outcome = SKIPPED
             return found
         if budget_s is not None and clock() - started >= budget_s:
             found.outcome = OUT_OF_TIME
@@ -180,7 +177,7 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
             elif isinstance(other, Judged) and other.verdict in (SAME, FASTER):
                 found.bad = candidate
             else:
-                found.outcome = UNSPLIT
+                found.outcome = UNDECIDED
                 return found
     found.outcome = FOUND
     return found

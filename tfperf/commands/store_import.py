@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import session_file, session_report
-from tfperf.ground.failures import CaseFailure, cause_of
-from tfperf.storage import formats, schemas, session_files, stored_runs, tables, timestamps
+from tfperf.ground.failures import CaseFailure
+from tfperf.storage import formats, session_files, stored_runs, tables, timestamps
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore, SessionKind, SessionRow
@@ -69,7 +69,7 @@ def read(paths: Iterable[Path]) -> Found:
         if kind == formats.SESSION_FORMAT:
             session_files.read_session(path, data)
         elif kind == formats.AB_FORMAT:
-            schemas.validate(data, session_file.SCHEMA, path, "tfperf A/B session file")
+            session_file.validate(data, path)
         else:
             found.other.append(path)
             continue
@@ -77,7 +77,7 @@ def read(paths: Iterable[Path]) -> Found:
         try:  # its times are read here, before anything is written
             kept.session  # noqa: B018
             for failure in data.get("failures", []) if kind == formats.SESSION_FORMAT else []:
-                stored_runs.failure_of(failure)
+                stored_runs.failure_of(failure, str(path))
         except ValueError as error:
             raise StorageError(f"{path}: a time in it is not an ISO 8601 time: {error}") from None
         found.kept.append(kept)
@@ -88,7 +88,8 @@ def _ab_failure(case: dict[str, Any]) -> CaseFailure | None:
     failure = case.get("failure")
     if not failure:
         return None
-    return CaseFailure(cause_of(str(failure["cause"])), str(failure["message"]))
+    # Its cause was checked as the file was read (session_file.validate).
+    return CaseFailure(failure["cause"], str(failure["message"]))
 
 
 def write(store: ResultsStore, kept: Kept) -> int:
@@ -96,7 +97,7 @@ def write(store: ResultsStore, kept: Kept) -> int:
     row, data = kept.session, kept.data
     if row.kind == "measured":
         return store.add_runs(row, data["runs"]) + store.add_failures(
-            row, [stored_runs.failure_of(f) for f in data.get("failures", [])])
+            row, [stored_runs.failure_of(f, str(kept.path)) for f in data.get("failures", [])])
     settings = session_report.settings_of(data)
     added = store.add_ab_cases(row, [session_report.stored_row(case, settings, row.started)
                                      for case in data["cases"]])

@@ -19,7 +19,7 @@ from tfperf.ab import differences, session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.commands import arguments
 from tfperf.ground import project
-from tfperf.storage import schemas
+from tfperf.ground.vocabulary import AB_CASE_FAILURES
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.reports = args.reports or layout.reports / "ab"
     try:
         data = read_json(args.session)
-        schemas.validate(data, session_file.SCHEMA, args.session, "tfperf A/B session file")
+        session_file.validate(data, args.session)
     except StorageError as error:
         print(f"tfperf-ab: {error}", file=sys.stderr)
         return 2
@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in session_report.table(data, settings) + session_report.write(data, settings, args.reports):
         print(line)
     outcomes = [session_report.outcome(case, settings) for case in data["cases"]]
-    return 1 if any(o == SLOWER or o.startswith("FAILED") for o in outcomes) else 0
+    return 1 if any(o == SLOWER or o in AB_CASE_FAILURES for o in outcomes) else 0
 
 
 if __name__ == "__main__":

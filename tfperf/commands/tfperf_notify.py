@@ -29,7 +29,7 @@ from tfperf.ab import session_file
 from tfperf.commands import arguments
 from tfperf.ground.gh_cli import GitHubError
 from tfperf.notify import messages, pr_comment, webhook
-from tfperf.storage import findings, notifications, schemas, timestamps
+from tfperf.storage import findings, notifications, timestamps
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.notifications import Sent
@@ -106,7 +106,7 @@ def _webhook(args: argparse.Namespace, store: ResultsStore, url: str) -> int:
 
 def _pr(args: argparse.Namespace) -> int:
     data = read_json(args.session)
-    schemas.validate(data, session_file.SCHEMA, args.session, "tfperf A/B session file")
+    session_file.validate(data, args.session)
     print(pr_comment.post_or_update(pr_comment.body(data, args.link), args.repo, args.number))
     return 0
 

@@ -7,11 +7,15 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any
 
 from tfperf.gate import statistics
 from tfperf.gate.rules import GateRules, Waiver
 from tfperf.gate.statistics import METRICS, GateSettings, MetricStatus, MetricVerdict
+from tfperf.ground.vocabulary import FINGERPRINT_DIFFERS as FINGERPRINT_DIFFERS
+from tfperf.ground.vocabulary import THROTTLED as THROTTLED
+from tfperf.ground.vocabulary import WAIVED as WAIVED
+from tfperf.ground.vocabulary import CaseStatus as CaseStatus
 from tfperf.storage import machine_keys
 from tfperf.storage.baselines import Entry
 from tfperf.storage.session_files import Run
@@ -19,11 +23,7 @@ from tfperf.storage.stored_runs import StoredRuns
 
 # Runs whose regression was confirmed (or waived) are not part of any baseline: a regression
 # keeps failing until it is fixed, waived or accepted by a refresh, instead of becoming normal.
-EXCLUDED_VERDICTS = (statistics.REGRESSION, "waived", "throttled")
-FINGERPRINT_DIFFERS: Final = "fingerprint differs"
-THROTTLED: Final = "throttled"
-# A case's verdict: one of its figures' statuses, or one of the case as a whole.
-CaseStatus = MetricStatus | Literal["waived", "throttled", "fingerprint differs"]
+EXCLUDED_VERDICTS: tuple[CaseStatus, ...] = (statistics.REGRESSION, WAIVED, THROTTLED)
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
         covering = [w for w in found if w is not None]
         if len(covering) == len(found) and not any(w.expired(today) for w in covering):
             waiver = covering[0]
-            status = "waived"
+            status = WAIVED
             waiver_note = f"waived until {waiver.expires}: {waiver.reason}"
         elif expired := [w for w in covering if w.expired(today)]:
             waiver_note = (f"waiver expired {expired[0].expires} ({expired[0].reason}): "

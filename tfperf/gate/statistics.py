@@ -18,9 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal
 
 import numpy as np
+
+# What one figure's verdict can say (tfperf.ground.vocabulary), named here too: a status is one
+# word; why it is so (a stale baseline, a history still building) is the verdict's reason.
+from tfperf.ground.vocabulary import BUILDING as BUILDING
+from tfperf.ground.vocabulary import FASTER as FASTER
+from tfperf.ground.vocabulary import FLAGGED as FLAGGED
+from tfperf.ground.vocabulary import NO_HISTORY as NO_HISTORY
+from tfperf.ground.vocabulary import NOT_CONFIRMED as NOT_CONFIRMED
+from tfperf.ground.vocabulary import OK as OK
+from tfperf.ground.vocabulary import REGRESSION as REGRESSION
+from tfperf.ground.vocabulary import MetricStatus as MetricStatus
 
 # MAD times this estimates the standard deviation of normal data.
 MAD_TO_SIGMA = 1.4826
@@ -74,18 +84,6 @@ METRICS = (THROUGHPUT, Metric("scaling_efficiency", "scaling efficiency", True),
                   absolute=1.5, unit="s"))
 FLOOR_TABLES = ("floors", "memory_floors", "compile_floors")
 
-# What one figure's verdict can say: a Literal, so that a misspelt status is a type error.
-# A status is one word's state; why it is so (a stale baseline, a history still building) is
-# the verdict's reason, never glued to the status.
-MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster",
-                       "building history", "no history"]
-OK: Final = "ok"
-FLAGGED: Final = "flagged"
-REGRESSION: Final = "regression"
-NOT_CONFIRMED: Final = "not confirmed"
-FASTER: Final = "faster"
-BUILDING: Final = "building history"
-NO_HISTORY: Final = "no history"
 
 
 @dataclass(frozen=True)

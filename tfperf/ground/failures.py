@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
-# A Literal, so that a misspelt cause is a type error, not a silent new one.
-Cause = Literal[
-    "crash",  # the worker died of a signal or exited without saying why
-    "out_of_memory",
-    "timeout",
-    "compile_error",  # tracing or XLA compilation failed
-    "non_finite_loss",
-    "loss_not_falling",
-    "error",  # the worker raised and reported it
-    "configuration",  # it did not run as named: devices, replicas, XLA executed or not
-    "not_steady",  # the step traced again during the measured rounds
-    "not_sane",  # a measured time or rate of zero or less
-    "regression",  # confirmed by the gate: throughput, scaling efficiency or peak memory
-    "slower",  # an A/B comparison found side B slower than side A beyond its floor
-    "costs_more",  # an A/B comparison found side B compiling longer or taking more memory
-    "numerics_differ",  # an A/B comparison found side B training to other numbers
-]
-CAUSES: tuple[Cause, ...] = get_args(Cause)
+from tfperf.ground.vocabulary import CAUSE, COSTS_MORE, ERROR, NUMERICS_DIFFER, SLOWER
+from tfperf.ground.vocabulary import CAUSES as CAUSES
+from tfperf.ground.vocabulary import Cause as Cause
 
 
 def cause_of(text: str) -> Cause:
     """A cause read from outside the process (a worker's message, a kept file): `error` where
     it names none of the causes."""
-    return next((cause for cause in CAUSES if cause == text), "error")
+    return CAUSE.get(text) or ERROR
 
 
 # Failures that are an A/B comparison's findings, not errors: the case ran to its verdicts, so
 # its speed verdict stands beside them (a bisection follows speed through a costlier commit).
-AB_FINDINGS: frozenset[Cause] = frozenset({"slower", "numerics_differ", "costs_more"})
+AB_FINDINGS: frozenset[Cause] = frozenset({SLOWER, NUMERICS_DIFFER, COSTS_MORE})
 
 
 # How faulthandler's report of a crash begins (a worker's log holds one when it crashed).

@@ -16,16 +16,28 @@ import datetime
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from tfperf.storage import tables
+from tfperf.ground.vocabulary import (
+    AB_SLOWER,
+    CAUSE,
+    CULPRIT,
+    FAILURE,
+    FINDING_KINDS,
+    OK,
+    REGRESSION,
+    RUN_VERDICT,
+    SLOWER,
+    FindingKind,
+    State,
+)
+from tfperf.storage import database, tables
+from tfperf.storage.errors import known
 
-Kind = Literal["regression", "failure", "ab-slower", "culprit"]
-KINDS: tuple[Kind, ...] = ("regression", "failure", "ab-slower", "culprit")
-REGRESSION = "regression"  # a run's verdict, and a failure's cause, that the gate confirmed
-SLOWER = "slower"
+Kind = FindingKind
+KINDS = FINDING_KINDS
 
 
 @dataclass(frozen=True)
@@ -53,21 +65,23 @@ class Finding:
 class _Event(NamedTuple):  # one a run: a named tuple is made in a third of a dataclass's time
     when: datetime.datetime
     session_id: str
-    state: str  # "ok", "regression" or a failure's cause
+    state: State  # ok, or a failure's cause (a confirmed regression's: regression)
     detail: str
     rate: float | None = None  # examples/s, where the case ran
 
 
-def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
+def _events(connection: sa.Connection, where: str) -> dict[tuple[str, str], list[_Event]]:
     """Each (case, machine)'s sessions, oldest first, with what happened to the case in each: a
-    failure row says more than its session's run row (a regression keeps both)."""
+    failure row says more than its session's run row (a regression keeps both). A verdict or
+    cause none of its vocabulary's is StorageError, naming the row."""
     found: dict[tuple[str, str, str], _Event] = {}
     r = tables.runs.c
     for session, case, key, when, verdict, eps, reason in connection.execute(sa.select(
             r.session_id, r.case_id, r.machine_key, r.when, r.verdict, r.examples_per_sec,
             r.reason)):
         # A year of a fleet is a few hundred thousand runs: only a regression's is spelled out.
-        state = REGRESSION if verdict == REGRESSION else "ok"
+        verdict = known(RUN_VERDICT, verdict, f"{where}, runs.verdict of session {session}, case {case}")
+        state: State = REGRESSION if verdict == REGRESSION else OK
         detail = f"{eps:.1f} examples/s" + (f": {reason}" if reason else "") \
             if state == REGRESSION else ""
         found[session, case, key] = _Event(when, session, state, detail, eps)
@@ -75,6 +89,7 @@ def _events(connection: sa.Connection) -> dict[tuple[str, str], list[_Event]]:
     for session, case, key, when, cause, phase, message in connection.execute(sa.select(
             f.session_id, f.case_id, f.machine_key, f.when, f.cause, f.phase, f.message)):
         ran = found.get((session, case, key))
+        cause = known(CAUSE, cause, f"{where}, failures.cause of session {session}, case {case}")
         if cause == REGRESSION and ran is not None:
             continue  # the run row holds its figures and the gate's reason
         found[session, case, key] = _Event(when, session, cause,
@@ -93,12 +108,12 @@ def _streaks(case: str, machine: str, events: list[_Event]) -> list[Finding]:
         events, key=lambda e: e.state)]
     found: list[Finding] = []
     for i, (state, streak) in enumerate(groups):
-        if state == "ok":
+        if state == OK:
             continue
         first, newest, lasted = streak[0], streak[-1], len(streak)
-        kind: Kind = "regression" if state == REGRESSION else "failure"
-        what = "regressed" if kind == "regression" else f"failed ({state})"
-        before = groups[i - 1][1][-1].rate if i and groups[i - 1][0] == "ok" else None
+        kind: Kind = REGRESSION if state == REGRESSION else FAILURE
+        what = "regressed" if kind == REGRESSION else f"failed ({state})"
+        before = groups[i - 1][1][-1].rate if i and groups[i - 1][0] == OK else None
         found.append(Finding(
             f"{kind}:{machine}:{case}:{first.session_id}", kind, case, machine, first.when,
             f"{case} {what} on {machine}",
@@ -119,7 +134,7 @@ def _ab_slower(connection: sa.Connection, bisect_ids: set[str]) -> list[Finding]
             continue  # a bisection's step
         interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
         figure = f"B/A {ratio:.3f}{interval}" if ratio is not None else "B slower"
-        found.append(Finding(f"ab-slower:{machine}:{case}:{session}", "ab-slower", case,
+        found.append(Finding(f"{AB_SLOWER}:{machine}:{case}:{session}", AB_SLOWER, case,
                              machine, when, f"{case}: B slower than A on {machine}",
                              f"{figure} over {pairs} pairs (A/B session {session})",
                              origin=session, last=when))
@@ -128,7 +143,7 @@ def _ab_slower(connection: sa.Connection, bisect_ids: set[str]) -> list[Finding]
 
 def _culprits(connection: sa.Connection) -> list[Finding]:
     b = tables.bisects.c
-    return [Finding(f"culprit:{machine}:{case}:{id_}", "culprit", case, machine, when,
+    return [Finding(f"{CULPRIT}:{machine}:{case}:{id_}", CULPRIT, case, machine, when,
                     f"{case} slower since {culprit} on {machine}",
                     f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})",
                     origin=id_, last=when)
@@ -139,10 +154,12 @@ def _culprits(connection: sa.Connection) -> list[Finding]:
 
 def read(engine: sa.Engine, since: datetime.datetime | None = None,
          kinds: tuple[Kind, ...] = KINDS) -> list[Finding]:
-    """The store's findings of these kinds that began at `since` or later, oldest first."""
+    """The store's findings of these kinds that began at `since` or later, oldest first;
+    StorageError, one line, where a row's verdict or cause is none of its vocabulary's."""
+    where = f"the results store {database.shown(engine.url)}"
     with engine.connect() as connection:
         bisect_ids = set(connection.execute(sa.select(tables.bisects.c.id)).scalars())
-        found = [finding for (case, machine), events in _events(connection).items()
+        found = [finding for (case, machine), events in _events(connection, where).items()
                  for finding in _streaks(case, machine, events)]
         found += _ab_slower(connection, bisect_ids) + _culprits(connection)
     return sorted((f for f in found if f.kind in kinds and (since is None or f.when >= since)),

@@ -8,7 +8,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import CAUSE, ERROR, REGRESSION
 from tfperf.storage import machine_keys, session_files, timestamps
+from tfperf.storage.errors import known
 from tfperf.storage.results_store import (
     ABCaseRow,
     FailureRow,
@@ -77,9 +79,11 @@ def failure_json(row: FailureRow) -> dict[str, Any]:
     return {**vars(row), "when": row.when.isoformat()}
 
 
-def failure_of(data: Mapping[str, Any]) -> FailureRow:
-    """A kept failure (failure_json's), as the store takes it."""
-    return FailureRow(str(data["case_id"]), timestamps.utc(str(data["when"])), str(data["cause"]),
+def failure_of(data: Mapping[str, Any], where: str) -> FailureRow:
+    """A kept failure (failure_json's), as the store takes it; StorageError, naming `where` it
+    was read, if its cause is none of the causes."""
+    cause = known(CAUSE, data["cause"], f"{where}: failure of {data['case_id']}: its cause")
+    return FailureRow(str(data["case_id"]), timestamps.utc(str(data["when"])), cause,
                       str(data.get("phase", "")), str(data["message"]),
                       str(data.get("log_path", "")), str(data.get("log_tail", "")))
 
@@ -98,7 +102,7 @@ def reported_failure(case_id: str, failure: CaseFailure | None, report_text: str
     lines = [line for line in report_text.splitlines() if line.strip()]
     errors = [line[1:].strip() for line in lines if line.startswith("E ")]
     message = errors[0] if errors else lines[-1] if lines else "failed"
-    return FailureRow(case_id, timestamps.now(), "error", "", message, "",
+    return FailureRow(case_id, timestamps.now(), ERROR, "", message, "",
                       "\n".join(lines)[-LOG_TAIL_CHARS:])
 
 
@@ -106,7 +110,7 @@ def failed_case(keeper: Keeper | None, case_id: str, failure: CaseFailure | None
                 report_text: str) -> list[FailureRow]:
     """The row of a case that failed before the gate judged it, kept in the store; none for a
     confirmed regression, which the gate's own row reports."""
-    if gated and failure is not None and failure.cause == "regression":
+    if gated and failure is not None and failure.cause == REGRESSION:
         return []
     row = reported_failure(case_id, failure, report_text)
     if keeper is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tfperf.ground.vocabulary import RunVerdict
 from tfperf.storage.fingerprint import Fingerprint
 from tfperf.storage.session_files import Run
 
@@ -9,7 +10,7 @@ CASE = "resnet20-cpu1-workers1-xla_off-NHWC-default-single-fp32-synthetic-prep_h
 HARD = {"cpu_model": "Xeon", "cpu_cores": 2, "tensorflow": "2.21.0", "config": "abc"}
 
 
-def run(eps: float, when: int, *, hard: dict[str, object] | None = None, verdict: str = "",
+def run(eps: float, when: int, *, hard: dict[str, object] | None = None, verdict: RunVerdict = "",
         session: str = "", memory: float = 1e8, compile_s: float = 2.0) -> Run:
     """A run of CASE at `eps` examples/s on day `when` of November 2026, its rounds 1% apart."""
     rounds = tuple(eps * f for f in (0.99, 1.0, 1.01, 1.0, 0.995))

@@ -48,8 +48,10 @@ from tfperf.ground.vocabulary import FASTER as FASTER
 from tfperf.ground.vocabulary import SAME as SAME
 from tfperf.ground.vocabulary import SLOWER as SLOWER
 from tfperf.ground.vocabulary import UNDECIDED as UNDECIDED
-from tfperf.ground.vocabulary import ABStatus as Status
+from tfperf.ground.vocabulary import ABStatus
 from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, SPENDING, T_RULES, ABSettings
+
+Status = ABStatus  # what a verdict can say
 
 
 def bounds(settings: ABSettings, fit: Fit | None = None) -> tuple[float, ...]:

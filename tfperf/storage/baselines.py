@@ -63,7 +63,7 @@ def _entry(path: Path, version: int) -> Entry:
     for case_id, item in data["cases"].items():
         spread = item.get("kept_spread")
         cases[case_id] = CaseBaseline(
-            tuple(Run.from_json(r) for r in item["runs"]), item["history_since"],
+            tuple(Run.from_json(r, where) for r in item["runs"]), item["history_since"],
             float(spread) if isinstance(spread, int | float) else None)
     return Entry(version, data["who"], data["when"], str(data.get("commit", "")),
                  data["reason"], data["kind"], cases, tuple(data.get("marked", [])),

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tfperf.ground.vocabulary import RUN_VERDICT, RunVerdict
 from tfperf.storage import formats, schemas
+from tfperf.storage.errors import known
 from tfperf.storage.files import read_json, write_growing
 from tfperf.storage.fingerprint import Fingerprint
 
@@ -27,7 +29,7 @@ GATED = ("examples_per_sec", "scaling_efficiency", "peak_memory_bytes", "compile
 
 
 # Statuses kept with their reason glued on, read as the status alone (the reason is kept apart).
-_STATUS_OF_OLD = {"faster: baseline stale": "faster"}
+_STATUS_OF_OLD: dict[str, RunVerdict] = {"faster: baseline stale": "faster"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Run:
     # CPU time (all threads) of the first round beyond a measured round's: tracing, compiling.
     compile_cpu_s: float | None = None
     commit: str = ""
-    verdict: str = ""  # what the gate said when it ran ("" for a refresh's sessions)
+    verdict: RunVerdict = ""  # what the gate said when it ran ("" for a refresh's sessions)
     reason: str = ""  # why, in one line (gate.case_verdict.reason); "" in files kept before it
     rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
     wall_s: float | None = None  # the case, start to finish: what a plan's estimate reads
@@ -54,7 +56,7 @@ class Run:
         value = getattr(self, metric)
         return float(value) if value is not None else None
 
-    def judged(self, verdict: str, reason: str, again: Run | None) -> Run:
+    def judged(self, verdict: RunVerdict, reason: str, again: Run | None) -> Run:
         """This run as kept after the gate: its verdict, why, and what its re-run measured."""
         return replace(self, verdict=verdict, reason=reason, rerun_round_examples_per_sec=(
             again.round_examples_per_sec if again else ()),
@@ -86,8 +88,12 @@ class Run:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Run:
-        """A run from a stored file, already validated against schemas.RUN by its reader."""
+    def from_json(cls, data: dict[str, Any], where: str = "a kept run") -> Run:
+        """A run from a stored file or the store (`where`), already validated against
+        schemas.RUN by its reader; StorageError, naming it, if its verdict is none of a run's."""
+        kept = str(data.get("verdict", ""))
+        verdict = known(RUN_VERDICT, _STATUS_OF_OLD.get(kept, kept),
+                        f"{where}: run of {data['case_id']} in session {data['session']}: its verdict")
         return cls(
             case_id=data["case_id"], fingerprint=Fingerprint.from_json(data["fingerprint"]),
             when=data["when"], session=data["session"], commit=str(data.get("commit", "")),
@@ -96,7 +102,7 @@ class Run:
             scaling_efficiency=number(data.get("scaling_efficiency")),
             peak_memory_bytes=number(data.get("peak_memory_bytes")),
             compile_cpu_s=number(data.get("compile_cpu_s")),
-            verdict=_STATUS_OF_OLD.get(str(data.get("verdict", "")), str(data.get("verdict", ""))),
+            verdict=verdict,
             reason=str(data.get("reason", "")),
             rerun_round_examples_per_sec=tuple(
                 float(r) for r in data.get("rerun_round_examples_per_sec", [])),
@@ -177,7 +183,7 @@ class History:
 def read_session(path: Path, data: Mapping[str, Any] | None = None) -> list[Run]:
     data = read_json(path) if data is None else data
     schemas.validate(data, schemas.SESSION, path, "tfperf session file")
-    return [Run.from_json(run) for run in data["runs"]]
+    return [Run.from_json(run, str(path)) for run in data["runs"]]
 
 
 # A session id its caller chose (tfperf-bisect names each step's session so that it finds the

@@ -44,9 +44,9 @@ class StoredRuns:
 
     def _read(self, case_ids: list[str] | None) -> list[Run]:
         level = machine_keys.level_of(self.machine_key)
-        runs = []
+        runs, where = [], f"the results store {self.store.where}"
         for key in (self.machine_key, *self.legacy):
-            found = [Run.from_json(d) for d in self.store.runs(
+            found = [Run.from_json(d, where) for d in self.store.runs(
                 case_ids=case_ids, machine_key=key, exclude_session=self.exclude_session)]
             runs += [machine_keys.with_isa(r, level) for r in found] if key in self.legacy \
                 and level else found

@@ -9,6 +9,7 @@ from typing import Any
 
 from tfperf.dashboard.html_text import escape as _e
 from tfperf.dashboard.html_text import slug, when
+from tfperf.ground.vocabulary import SKIPPED
 from tfperf.storage.results_store import BisectRow
 
 
@@ -34,7 +35,7 @@ def _label(doc: dict[str, Any], index: object) -> str:
 
 
 def _step(doc: dict[str, Any], number: int, step: dict[str, Any]) -> str:
-    judged = step.get("verdict") != "skipped"
+    judged = step.get("verdict") != SKIPPED
     ratio = f"{step['ratio']:.3f}" if judged and step.get("ratio") is not None else ""
     interval = (f"[{step['low']:.3f}, {step['high']:.3f}] at {step['confidence']:.2%}"
                 if judged and step.get("low") is not None else "")

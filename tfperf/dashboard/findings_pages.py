@@ -12,21 +12,22 @@ from collections.abc import Collection, Sequence
 
 from tfperf.dashboard.html_text import escape as _e
 from tfperf.dashboard.html_text import slug, when
+from tfperf.ground.vocabulary import AB_SLOWER, CULPRIT, FAILURE, REGRESSION, FindingKind
 from tfperf.storage.findings import Finding
 
 FEED = "regressions.xml"
 PAGE = "regressions.html"
 FEED_ENTRIES = 200  # the newest; the page lists every one
 ATOM = "http://www.w3.org/2005/Atom"
-STREAKS = ("regression", "failure")
+STREAKS: tuple[FindingKind, ...] = (REGRESSION, FAILURE)
 
 
 def link(finding: Finding, cases: Collection[str], up: str = "") -> str:
     """Where a finding is shown: its bisection's page, its A/B session's, or its case's (a case
     with no page of its own, as an A/B-only case, links nowhere)."""
-    if finding.kind == "culprit":
+    if finding.kind == CULPRIT:
         return f"{up}bisects/{slug(finding.origin)}.html"
-    if finding.kind == "ab-slower":
+    if finding.kind == AB_SLOWER:
         return f"{up}ab/{slug(finding.origin)}.html"
     return f"{up}cases/{slug(finding.case_id)}.html" if finding.case_id in cases else ""
 

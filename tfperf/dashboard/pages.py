@@ -21,6 +21,7 @@ from tfperf.dashboard.html_text import escape as _e
 from tfperf.dashboard.html_text import slug
 from tfperf.dashboard.html_text import when as _when
 from tfperf.dashboard.site_data import ABCase, Failure, Point
+from tfperf.ground.vocabulary import REGRESSION, SAME, SLOWER
 from tfperf.storage.results_store import BisectRow
 
 BOKEH_JS = f"bokeh-{bokeh.__version__}.min.js"
@@ -118,7 +119,7 @@ def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure]
         f"<td class=\"n\">{_number(p.scaling_efficiency, '.1%')}</td>"
         f"<td class=\"n\">{_number(p.mfu, '.1%')}</td>"
         f"<td>{_e(p.tensorflow)} <code>{_e(p.git_hash[:12])}</code></td>"
-        f"<td{_bad(p.verdict == 'regression')}>{_e(p.verdict or '-')}</td>"
+        f"<td{_bad(p.verdict == REGRESSION)}>{_e(p.verdict or '-')}</td>"
         f"<td class=\"why\">{_e(p.reason)}{_flagged(p)}</td>"
         f"<td>{_compare(p, previous)}</td></tr>"
         for p in list(reversed(points))[:20])
@@ -182,7 +183,7 @@ def ab_page(session: str, cases: Sequence[ABCase], plot: Any | None,
         f"<tr><td>{_case(c.case_id, pages_of)}</td><td class=\"n\">"
         f"{'' if c.ratio is None else f'{c.ratio:.3f}'}</td><td class=\"n\">"
         f"{'' if c.low is None else f'[{c.low:.3f}, {c.high:.3f}]'}</td>"
-        f"<td{_bad(c.verdict != 'same')}>{_e(c.verdict)}</td>"
+        f"<td{_bad(c.verdict != SAME)}>{_e(c.verdict)}</td>"
         f"<td class=\"n\">{c.pairs}</td></tr>" for c in cases)
     body = ("<!--plot0-->" if plot is not None else "") + (
         f"<table><tr><th>case</th><th>B/A</th><th>interval</th><th>verdict</th>"
@@ -234,7 +235,7 @@ def front_page(cases: Sequence[str], newest: datetime.datetime | None,
         f"<tr><td><a href=\"ab/{slug(name)}.html\">{_e(name)}</a></td>"
         f"<td>{_when(items[0].when)}</td><td>{_e(items[0].machine_key)}</td>"
         f"<td class=\"n\">{len(items)}</td><td class=\"n\">"
-        f"{sum(c.verdict == 'slower' for c in items)}</td></tr>" for name, items in ab_sessions)
+        f"{sum(c.verdict == SLOWER for c in items)}</td></tr>" for name, items in ab_sessions)
     body = (f"<p><a href=\"regressions.html\">Regressions and failures</a>: {still_open} open "
             "(with their history; <a href=\"regressions.xml\">Atom feed</a>).</p>"
             f"<h2>Last night</h2>{night}"

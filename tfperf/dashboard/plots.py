@@ -19,12 +19,23 @@ from bokeh.plotting import figure
 
 from tfperf.dashboard.site_data import ABCase, Failure, Point
 from tfperf.gate.statistics import METRICS, GateSettings
+from tfperf.ground.vocabulary import (
+    FASTER,
+    NOT_CONFIRMED,
+    REGRESSION,
+    SAME,
+    SLOWER,
+    UNDECIDED,
+    WAIVED,
+    ABCaseOutcome,
+    RunVerdict,
+)
 
 # A verdict that deserves a colour of its own; every other point takes its machine's.
-VERDICT_COLOURS = {"regression": "#c44e52", "not confirmed": "#dd8452", "waived": "#937860",
-                   "faster": "#55a868"}
-AB_COLOURS = {"slower": "#c44e52", "faster": "#55a868", "same": "#4c72b0",
-              "undecided": "#8c8c8c"}
+VERDICT_COLOURS: dict[RunVerdict, str] = {REGRESSION: "#c44e52", NOT_CONFIRMED: "#dd8452",
+                                          WAIVED: "#937860", FASTER: "#55a868"}
+AB_COLOURS: dict[ABCaseOutcome, str] = {SLOWER: "#c44e52", FASTER: "#55a868", SAME: "#4c72b0",
+                                        UNDECIDED: "#8c8c8c"}
 TOOLS = "pan,box_zoom,reset,save"
 
 

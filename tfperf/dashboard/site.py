@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tfperf.dashboard import bisect_pages, compare_page, findings_pages, pages, plots, site_data
 from tfperf.dashboard.html_text import escape, slug
+from tfperf.ground.vocabulary import REGRESSION
 from tfperf.storage.findings import Finding
 from tfperf.storage.results_store import BisectRow
 
@@ -105,7 +106,7 @@ def build(data: site_data.SiteData, site: Path, workers: int | None = None,
     newest = data.newest
     since = newest - NIGHT if newest else None
     regressed = [(case, p) for case, points in data.runs.items() for p in points
-                 if since and p.when > since and p.verdict == "regression"]
+                 if since and p.when > since and p.verdict == REGRESSION]
     failed = [(case, f) for case, fails in data.failures.items() for f in fails
               if since and f.when > since]
     latest = {case: points[-1] for case, points in data.runs.items()}

@@ -1,7 +1,8 @@
 """What the dashboard shows, read from the store in four queries and its findings (columns only, never the
 stored documents of runs: a year of a fleet's nights is a few hundred thousand runs; of an A/B
 case's, only its where-report; a bisection's, which holds its steps, is read whole: there are a
-handful a week)."""
+handful a week). Each verdict and cause is checked against its vocabulary as it is read:
+StorageError, one line naming the row, where one is none of it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
+from tfperf.ground.vocabulary import (
+    AB_CASE_OUTCOME,
+    CAUSE,
+    RUN_VERDICT,
+    ABCaseOutcome,
+    Cause,
+    RunVerdict,
+)
 from tfperf.storage import findings, tables
+from tfperf.storage.errors import known
 from tfperf.storage.findings import Finding
 from tfperf.storage.results_store import BisectRow, ResultsStore
 
@@ -26,7 +36,7 @@ class Point(NamedTuple):
     examples_per_sec: float
     tensorflow: str
     git_hash: str
-    verdict: str
+    verdict: RunVerdict
     session: str
     reason: str = ""  # why the verdict (gate.case_verdict.reason); "" before store 0004
     flagged: str = ""  # what the run's sanity checks flagged (a disturbed yardstick...)
@@ -44,7 +54,7 @@ class Point(NamedTuple):
 class Failure:
     when: datetime.datetime
     machine_key: str
-    cause: str
+    cause: Cause
     phase: str
     message: str
     log_path: str
@@ -56,7 +66,7 @@ class ABCase:
     session: str
     case_id: str
     when: datetime.datetime
-    verdict: str
+    verdict: ABCaseOutcome  # its speed verdict, `no pairs` or `FAILED (cause)`
     ratio: float | None
     low: float | None
     high: float | None
@@ -90,6 +100,7 @@ class SiteData:
 def read(store: ResultsStore) -> SiteData:
     data = SiteData()
     runs, failures, ab, sessions = tables.runs, tables.failures, tables.ab_cases, tables.sessions
+    where = f"the results store {store.where}"
     with store.engine.connect() as connection:
         for row in connection.execute(sa.select(  # after the case, a Point's fields in order
                 runs.c.case_id, runs.c.when, runs.c.machine_key, runs.c.examples_per_sec,
@@ -97,19 +108,29 @@ def read(store: ResultsStore) -> SiteData:
                 runs.c.reason, runs.c.flagged, runs.c.scaling_efficiency,
                 runs.c.peak_memory_bytes, runs.c.compile_cpu_s, runs.c.mfu,
         ).order_by(runs.c.when, runs.c.id)):
-            data.runs[row[0]].append(Point._make(row[1:]))
+            point = Point._make(row[1:])
+            known(RUN_VERDICT, point.verdict,
+                  f"{where}, runs.verdict of session {point.session}, case {row[0]}")
+            data.runs[row[0]].append(point)
         for failed in connection.execute(sa.select(
                 failures.c.case_id, failures.c.when, failures.c.machine_key, failures.c.cause,
                 failures.c.phase, failures.c.message, failures.c.log_path, failures.c.log_tail,
+                failures.c.session_id,
         ).order_by(failures.c.when, failures.c.id)):
             data.failures[failed.case_id].append(Failure(
-                failed.when, failed.machine_key, failed.cause, failed.phase,
-                failed.message, failed.log_path, failed.log_tail))
+                failed.when, failed.machine_key, known(CAUSE, failed.cause, (
+                    f"{where}, failures.cause of session {failed.session_id}, case "
+                    f"{failed.case_id}")),
+                failed.phase, failed.message, failed.log_path, failed.log_tail))
         for compared in connection.execute(sa.select(
                 ab.c.session_id, ab.c.case_id, ab.c.when, ab.c.verdict, ab.c.ratio, ab.c.low,
                 ab.c.high, ab.c.pairs, sessions.c.machine_key, ab.c.document["where"],
         ).join(sessions, sessions.c.id == ab.c.session_id).order_by(ab.c.when, ab.c.id)):
-            data.ab[compared[0]].append(ABCase(*compared[:9], compared[9] or None))
+            session, case, when, verdict = compared[:4]
+            data.ab[session].append(ABCase(
+                session, case, when, known(AB_CASE_OUTCOME, verdict, (
+                    f"{where}, ab_cases.verdict of session {session}, case {case}")),
+                *compared[4:9], compared[9] or None))
         for id_, differences in connection.execute(sa.select(
                 sessions.c.id, sessions.c.differences).where(sessions.c.kind == "ab",
                                                              sessions.c.differences.is_not(None))):

@@ -19,6 +19,7 @@ from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.ground import answers, project
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import detect
+from tfperf.ground.vocabulary import FINGERPRINT_DIFFERS, NO_HISTORY
 from tfperf.measure.runner_protocol import Runner
 from tfperf.options import perf as perf_options
 from tfperf.plan import session_plan
@@ -205,7 +206,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
     # A case that ran well but had nothing to compare with is not a pass: say so.
     statuses = {value for name, value in getattr(report, "user_properties", ())
                 if name == "tfperf_gate"}
-    if statuses & {"no history", "fingerprint differs"}:
+    if statuses & {NO_HISTORY, FINGERPRINT_DIFFERS}:
         return "no_baseline", "N", "NO BASELINE"
     return None
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.gate.case_verdict import CaseGate, reason
+from tfperf.ground.vocabulary import WAIVED
 from tfperf.storage.results_store import FailureRow
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -72,7 +73,7 @@ def plot(g: CaseGate, path: Path) -> None:
     if v is not None and v.baseline is not None and v.band is not None:
         axes.axhline(v.baseline, color="#4c72b0", linewidth=0.8, linestyle="--", label="median")
         axes.axhspan(v.band[0], v.band[1], color="#4c72b0", alpha=0.12, label="noise band")
-    colour = "#c44e52" if g.failed else "#dd8452" if g.status == "waived" else "#55a868"
+    colour = "#c44e52" if g.failed else "#dd8452" if g.status == WAIVED else "#55a868"
     tonight = _date(g.run.when)
     axes.plot([tonight], [g.run.examples_per_sec], "o", color=colour, markersize=9,
               label=f"this run: {g.status}")

@@ -9,6 +9,7 @@ from typing import Any
 from tfperf.cases.matrix import Case
 from tfperf.gate.case_verdict import CaseGate
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import REGRESSION
 from tfperf.storage import session_files
 
 
@@ -24,7 +25,7 @@ class CaseRecord:
 
     def where_next(self, history: Path, reports: Path) -> list[str]:
         """A confirmed regression's files: its re-run's profile, its run, the gate's reports."""
-        if self.gate is None or self.failure is None or self.failure.cause != "regression":
+        if self.gate is None or self.failure is None or self.failure.cause != REGRESSION:
             return []
         profile = [f"the profile of the confirmed re-run: {self.gate.profile}"] \
             if self.gate.profile else []

@@ -22,6 +22,7 @@ from tfperf.gate.case_verdict import Sources
 from tfperf.gate.rules import GateRules
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import Machine
+from tfperf.ground.vocabulary import LOSS_NOT_FALLING
 from tfperf.measure import (
     figures,
     gpu_telemetry,
@@ -258,7 +259,7 @@ class CaseRunner:
         except CaseFailure as failure:
             # Not kept: a run that did not learn, or whose rounds measured tracing or
             # compiling, is not a valid baseline either.
-            benchmark.has_error = failure.cause == "loss_not_falling"
+            benchmark.has_error = failure.cause == LOSS_NOT_FALLING
             record.failure = failure
             raise
         run = self._run_of(record.case, spec, measured, info.get("scaling_efficiency"))

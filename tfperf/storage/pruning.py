@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
+from tfperf.ground.vocabulary import REGRESSION
 from tfperf.storage import tables, timestamps
-
-REGRESSION = "regression"
 
 
 @dataclass(frozen=True)

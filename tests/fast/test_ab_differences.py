@@ -10,6 +10,7 @@ from typing import Any
 
 from tfperf.ab import differences, session_report
 from tfperf.commands import store_import
+from tfperf.ground.vocabulary import SideName
 from tfperf.processes import packages
 from tfperf.storage import formats
 from tfperf.storage.results_store import ResultsStore
@@ -66,7 +67,8 @@ def test_an_environment_s_packages_are_named_as_pep_503_says() -> None:
 
 
 def test_an_imported_session_keeps_its_differences_in_the_store(tmp_path: Path) -> None:
-    sides = {"A": _side({"keras": "3.15.1"}), "B": _side({"keras": "3.16.0"})}
+    sides: dict[SideName, dict[str, Any]] = {"A": _side({"keras": "3.15.1"}),
+                                             "B": _side({"keras": "3.16.0"})}
     kept = tmp_path / "ab" / "20261128T010000Z-1.json"
     kept.parent.mkdir()
     kept.write_text(json.dumps({

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from tfperf.ab import duet
-from tfperf.ab.duet_types import Comparison, Side
+from tfperf.ab.ab_runner import ROLES
+from tfperf.ab.duet_types import SIDES, Comparison, Side
 from tfperf.ab.verdict import SAME, SLOWER
 from tfperf.cases.matrix import Case
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import SideName
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
@@ -88,8 +90,7 @@ class FakeWorker:
 
 
 def _run(fake: FakeWorkers, settings: ABSettings = SETTINGS, seed: int = 7) -> Comparison:
-    sides = {name: Side(name, role, Runtime(), SPEC)
-             for name, role in (("A", "baseline"), ("B", "under test"))}
+    sides = {name: Side(name, ROLES[name], Runtime(), SPEC) for name in SIDES}
 
     def around(measure: Any) -> dict[str, Any]:
         measure()
@@ -177,8 +178,8 @@ def test_an_injected_slowdown_reaches_side_b_s_rounds_only() -> None:
         return Asked(fake, log.name.split(".")[-2], 1.0)
 
     fake = FakeWorkers()
-    sides = {"A": Side("A", "baseline", Runtime(), SPEC),
-             "B": Side("B", "under test", Runtime(), SPEC, 0.3)}
+    sides: dict[SideName, Side] = {"A": Side("A", "baseline", Runtime(), SPEC),
+                                   "B": Side("B", "under test", Runtime(), SPEC, 0.3)}
     def around(measure: Any) -> dict[str, Any]:
         measure()
         return {}

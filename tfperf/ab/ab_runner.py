@@ -23,6 +23,7 @@ from tfperf.cases import xla_modes
 from tfperf.cases.matrix import Case
 from tfperf.ground.failures import CaseFailure, in_one_line
 from tfperf.ground.machine import Machine
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SideName
 from tfperf.measure import figures, gpu_telemetry, training_checks
 from tfperf.measure.worker_spec import injected_fraction, worker_spec
 from tfperf.options.consumers import CompareOptions
@@ -35,7 +36,7 @@ from tfperf.storage.stored_runs import Keeper
 from tfperf.workload import WorkloadInfo
 
 FORMAT = formats.AB_FORMAT
-ROLES = {"A": "baseline", "B": "under test"}
+ROLES: dict[SideName, str] = {SIDE_A: "baseline", SIDE_B: "under test"}
 # Figures of each side that the session file keeps beside its rounds.
 KEPT = ("examples_per_sec", "mfu", "fraction_of_copy_rate", "loss_first", "loss_last",
         "compile_s", "peak_memory_bytes", "xla_executions_per_round", "xla_compilations_by_task",
@@ -90,7 +91,7 @@ def _check(side: Side, compared: Comparison) -> None:
 
 
 class ABRunner:
-    def __init__(self, options: CompareOptions, sides: dict[str, SideSetup], machine: Machine,
+    def __init__(self, options: CompareOptions, sides: dict[SideName, SideSetup], machine: Machine,
                  log_dir: Path, results_dir: Path, session: str) -> None:
         self.options = options
         self.settings = options.settings
@@ -112,7 +113,7 @@ class ABRunner:
             {name: setup.runtime for name, setup in sides.items()}, self.scratch, log_dir,
             options.timeout_s)
 
-    def _side(self, name: str, case: Case) -> Side:
+    def _side(self, name: SideName, case: Case) -> Side:
         setup = self.setups[name]
         info = setup.workloads().get(case.workload)
         if info is None:
@@ -120,8 +121,8 @@ class ABRunner:
                         f"workload {case.workload!r}")
         gpu_memory = self.machine.gpus[0].memory_bytes if self.machine.gpus else 0
         spec = worker_spec(self.options.worker, case, info, gpu_memory)
-        inject = injected_fraction(self.options.worker, case) if name == "B" else 0.0
-        if name == "A":  # test-only injected costs are side B's
+        inject = injected_fraction(self.options.worker, case) if name == SIDE_B else 0.0
+        if name == SIDE_A:  # test-only injected costs are side B's
             spec = replace(spec, faults=replace(spec.faults, compile_s=0.0, memory_mb=0))
         return Side(name, ROLES[name], setup.runtime, spec, inject)
 
@@ -285,7 +286,7 @@ class ABRunner:
             "differences": differences.between(self._sides()),
             "cases": [r.to_json() for r in self.records]}
 
-    def _sides(self) -> dict[str, dict[str, Any]]:
+    def _sides(self) -> dict[SideName, dict[str, Any]]:
         return {name: {"role": ROLES[name], "spec": setup.runtime.spec,
                        "tensorflow": setup.runtime.tensorflow,
                        "env": {k: v for k, v in setup.runtime.env if k != "PYTHONPATH"},

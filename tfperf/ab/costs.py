@@ -25,6 +25,7 @@ from tfperf.ab.duet_types import SideRounds
 from tfperf.ground.vocabulary import HIGHER as HIGHER
 from tfperf.ground.vocabulary import LOWER as LOWER
 from tfperf.ground.vocabulary import SAME as SAME
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SIDES, SideName
 from tfperf.ground.vocabulary import UNDECIDED as UNDECIDED
 from tfperf.ground.vocabulary import CostStatus as CostStatus
 from tfperf.measure import figures
@@ -59,11 +60,11 @@ def of_worker(ready: Mapping[str, Any], finished: Mapping[str, Any]) -> dict[str
             "memory_by_phase": finished.get("memory_by_phase")}
 
 
-def per_duet(sides: Mapping[str, SideRounds]) -> list[dict[str, Any]]:
+def per_duet(sides: Mapping[SideName, SideRounds]) -> list[dict[str, Any]]:
     """Each duet whose two workers both finished: its number and each side's costs."""
-    numbers = sorted(set(sides["A"].finished) & set(sides["B"].finished))
+    numbers = sorted(set(sides[SIDE_A].finished) & set(sides[SIDE_B].finished))
     return [{"duet": n, **{name: of_worker(sides[name].readies[n], sides[name].finished[n])
-                           for name in ("A", "B")}} for n in numbers]
+                           for name in SIDES}} for n in numbers]
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,8 @@ class CostVerdict:
 def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> CostVerdict:
     floor = settings.memory_cost_floor if cost.memory else settings.time_cost_floor
     alpha = settings.alpha / len(COSTS)
-    pairs = [(d["A"][cost.key], d["B"][cost.key]) for d in duets
-             if (d["A"][cost.key] or 0) > 0 and (d["B"][cost.key] or 0) > 0]
+    pairs = [(d[SIDE_A][cost.key], d[SIDE_B][cost.key]) for d in duets
+             if (d[SIDE_A][cost.key] or 0) > 0 and (d[SIDE_B][cost.key] or 0) > 0]
 
     def median(values: list[float]) -> float | None:
         return float(statistics.median(values)) if values else None
@@ -110,7 +111,7 @@ def judge(duets: list[dict[str, Any]], cost: Cost, settings: ABSettings) -> Cost
     # Each side's own median, paired or not: a side that reports none (TensorFlow's CPU
     # allocator keeps no statistics with TF_ENABLE_ONEDNN_OPTS=0) is named as such.
     a_median, b_median = (median([v for d in duets if (v := d[side][cost.key] or 0) > 0])
-                          for side in ("A", "B"))
+                          for side in SIDES)
     if len(pairs) < 2:
         return CostVerdict(cost, UNDECIDED, None, None, None, len(pairs), floor, 1 - alpha,
                            a_median, b_median)
@@ -153,7 +154,7 @@ def by_phase(duets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
     phases: dict[str, list[tuple[float, float]]] = {}
     for duet in duets:
         # [phase, bytes] pairs in the order the phases ran, as the worker says them.
-        a, b = (dict(duet[side].get("memory_by_phase") or []) for side in ("A", "B"))
+        a, b = (dict(duet[side].get("memory_by_phase") or []) for side in SIDES)
         for phase in [*a, *(p for p in b if p not in a)]:
             if phase in a and phase in b:
                 phases.setdefault(phase, []).append((float(a[phase]), float(b[phase])))

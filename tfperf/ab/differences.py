@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SIDES, SideName
+
 # Not a difference between the sides: the harness, which both run from this checkout (side B's
 # environment reaches it by a path entry, not as an installed distribution).
 SAME_BY_DESIGN = frozenset({"tfperf"})
@@ -15,11 +17,11 @@ ABSENT = "-"
 SHOWN = 12  # one-sided packages named in a line, the rest counted
 
 
-def between(sides: Mapping[str, Mapping[str, Any]]) -> list[dict[str, str]]:
+def between(sides: Mapping[SideName, Mapping[str, Any]]) -> list[dict[str, str]]:
     """What differs from side A to side B: {"kind": package|env|workloads, "name", "A", "B"},
     packages first, each kind by name. "-" where a side has none. A side kept before issue 55
     has no packages: none are compared."""
-    a, b = sides["A"], sides["B"]
+    a, b = sides[SIDE_A], sides[SIDE_B]
     found: list[dict[str, str]] = []
     if "packages" in a and "packages" in b:
         for name in sorted((set(a["packages"]) | set(b["packages"])) - SAME_BY_DESIGN):
@@ -41,8 +43,8 @@ def _both(found: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
     return [d for d in found if d["kind"] != "package" or ABSENT not in (d["A"], d["B"])]
 
 
-def _only(found: Sequence[Mapping[str, str]], side: str) -> list[str]:
-    other = "B" if side == "A" else "A"
+def _only(found: Sequence[Mapping[str, str]], side: SideName) -> list[str]:
+    other = SIDE_B if side == SIDE_A else SIDE_A
     return [d["name"] for d in found if d["kind"] == "package" and d[other] == ABSENT]
 
 
@@ -57,7 +59,7 @@ def lines(found: Sequence[Mapping[str, str]]) -> list[str]:
         said.append("sides differ in: " + ", ".join(
             f"{d['name']} {d['A']} -> {d['B']}" if d["kind"] == "package" else
             f"{d['kind']} {d['name']} {d['A']} -> {d['B']}" for d in changed))
-    for side in "AB":
+    for side in SIDES:
         only = _only(found, side)
         if only:
             more = f" and {len(only) - SHOWN} more" if len(only) > SHOWN else ""
@@ -79,10 +81,10 @@ def markdown(found: Sequence[Mapping[str, str]]) -> list[str]:
 def describe_sides(data: Mapping[str, Any]) -> str:
     """Each side in one line: its role, TensorFlow, spec, variables and workloads."""
 
-    def side(name: str) -> str:
+    def side(name: SideName) -> str:
         kept = data["sides"][name]  # the schema requires only the two sides: each part read so
         env = " ".join(f"{k}={v}" for k, v in (kept.get("env") or {}).items())
         return (f"{name} = {kept.get('role', '')}: TensorFlow {kept.get('tensorflow', '')} "
                 f"({kept.get('spec', '')}{', ' + env if env else ''}; workloads "
                 f"{kept.get('workloads', '')})")
-    return "; ".join(side(name) for name in "AB")
+    return "; ".join(side(name) for name in SIDES)

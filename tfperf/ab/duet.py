@@ -32,18 +32,19 @@ from tfperf.ab.duet_pool import DuetPool, Launch, Processes, blamed
 from tfperf.ab.duet_types import SIDES, Comparison, Pair, Side, SideRounds
 from tfperf.ab.random_effects import Pairs
 from tfperf.ab.verdict import Verdict
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SideName
 from tfperf.measure import figures
 from tfperf.options.ab_settings import ABSettings
 from tfperf.processes import cpu_time
 from tfperf.processes.launcher import launch as launch_processes
 
 
-def turn_orders(seed: int, case_id: str, duet: int) -> Iterator[tuple[str, str]]:
+def turn_orders(seed: int, case_id: str, duet: int) -> Iterator[tuple[SideName, SideName]]:
     """The order of each of a duet's pairs: AB and BA in every two in a row, which first drawn
     from the session's seed."""
     draw = random.Random(f"{seed}/{case_id}/{duet}")
     while True:
-        block = [("A", "B"), ("B", "A")]
+        block: list[tuple[SideName, SideName]] = [(SIDE_A, SIDE_B), (SIDE_B, SIDE_A)]
         draw.shuffle(block)
         yield from block
 
@@ -54,7 +55,7 @@ def as_pairs(pairs: Sequence[Pair]) -> Pairs:
                     [p.order for p in pairs], [(p.a_yardstick, p.b_yardstick) for p in pairs])
 
 
-def _turn(rounds: dict[str, SideRounds], turn_s: float) -> int:
+def _turn(rounds: dict[SideName, SideRounds], turn_s: float) -> int:
     """Whole rounds per turn, the same on both sides: the nearest count to `turn_s` at the
     median round time measured so far (the warm-up's rounds still carry warming; the first pair runs one)."""
     measured = [s for side_rounds in rounds.values() for s in side_rounds.round_s]
@@ -84,7 +85,7 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(known)) if len(known) == len(values) and known else None
 
 
-def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
+def run(sides: dict[SideName, Side], env: dict[str, str], settings: ABSettings, timeout_s: float,
         log_dir: Path, case_id: str, cluster_mode: str,
         around: Callable[[Callable[[], None]], dict[str, Any]], seed: int,
         launch: Launch = launch_processes,
@@ -96,8 +97,8 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
     rounds = {name: SideRounds() for name in SIDES}
     pairs: list[Pair] = []
     verdicts: list[Verdict] = []
-    orders: dict[int, Iterator[tuple[str, str]]] = {}
-    last_rates: dict[int, dict[str, float]] = {}  # each duet's sides' last yardstick rates
+    orders: dict[int, Iterator[tuple[SideName, SideName]]] = {}
+    last_rates: dict[int, dict[SideName, float]] = {}  # each duet's sides' last yardstick rates
     with DuetPool(sides, env, timeout_s, log_dir, case_id, cluster_mode, launch,
                   settings.duets, rounds) as pool:
         pool.start_all()
@@ -116,8 +117,7 @@ def run(sides: dict[str, Side], env: dict[str, str], settings: ABSettings, timeo
             pairs.append(_pair(duet, order, workers, pool, sides, rounds, per_round,
                                _turn(rounds, settings.turn_s), timeout_s, first,
                                None if burst else last_rates[duet]))
-            last_rates[duet] = {"A": rounds["A"].yardstick_rates[-1],
-                                "B": rounds["B"].yardstick_rates[-1]}
+            last_rates[duet] = {name: rounds[name].yardstick_rates[-1] for name in SIDES}
             pool.served[duet] += 1
 
         measuring = time.monotonic()
@@ -142,10 +142,10 @@ def until_decided(settings: ABSettings, pairs: list[Pair], verdicts: list[Verdic
             return
 
 
-def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool: DuetPool,
-          sides: dict[str, Side], rounds: dict[str, SideRounds], per_round: dict[str, int],
-          turn: int, timeout_s: float, first: float,
-          carried: dict[str, float] | None = None) -> Pair:
+def _pair(duet: int, order: tuple[SideName, SideName], workers: dict[SideName, Processes],
+          pool: DuetPool, sides: dict[SideName, Side], rounds: dict[SideName, SideRounds],
+          per_round: dict[SideName, int], turn: int, timeout_s: float, first: float,
+          carried: dict[SideName, float] | None = None) -> Pair:
     """One pair: each side's turn of `turn` rounds, back to back in `order`, each after its
     yardstick burst (or, given `carried`, rated by its side's last burst, and keeping no
     yardstick of its own), with what the CPUs did meanwhile."""
@@ -153,8 +153,8 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
         # The workers take turns for up to MAX pairs: the case's time limit bounds each
         # pair's wait, not the workers' whole life.
         workers[name].allow(timeout_s)
-    rate: dict[str, float] = {}
-    yardsticks: dict[str, float] = {}
+    rate: dict[SideName, float] = {}
+    yardsticks: dict[SideName, float] = {}
     cores: dict[str, list[float | None]] = {"active": [], "idle": []}
     for name in order:
         worker, side_rounds = workers[name], rounds[name]
@@ -175,6 +175,6 @@ def _pair(duet: int, order: tuple[str, str], workers: dict[str, Processes], pool
         for role, used in busy.cores().items():
             cores[role].append(used)
         rate[name] = per_round[name] * turn / seconds
-    return Pair(duet, "AB" if order == ("A", "B") else "BA", rate["A"], rate["B"],
-                time.monotonic() - first, turn, yardsticks.get("A"), yardsticks.get("B"),
+    return Pair(duet, "AB" if order == (SIDE_A, SIDE_B) else "BA", rate[SIDE_A], rate[SIDE_B],
+                time.monotonic() - first, turn, yardsticks.get(SIDE_A), yardsticks.get(SIDE_B),
                 _mean(cores["active"]), _mean(cores["idle"]))

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from tfperf.ab.duet_types import SIDES, Pair, Side, SideRounds
 from tfperf.ab.signed_rank import centre
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SideName
 from tfperf.processes.protocol import Burst, WorkerSpec
 from tfperf.processes.runtime import Runtime
 
@@ -40,9 +41,9 @@ class Processes(Protocol):
 Launch = Callable[[WorkerSpec, Mapping[str, str], float, Path, str, Runtime], Processes]
 
 
-def start_order(duet: int) -> tuple[str, str]:
+def start_order(duet: int) -> tuple[SideName, SideName]:
     """Odd duets start A's worker first, even ones B's."""
-    return ("A", "B") if duet % 2 else ("B", "A")
+    return (SIDE_A, SIDE_B) if duet % 2 else (SIDE_B, SIDE_A)
 
 
 def order_effect(pairs: Sequence[Pair]) -> dict[str, float]:
@@ -71,14 +72,14 @@ class DuetPool:
     """Duet number n holds slot (n - 1) % duets, so a slot's start order stays the same
     through its relay. Every worker ends when the pool's context does."""
 
-    def __init__(self, sides: Mapping[str, Side], env: Mapping[str, str], timeout_s: float,
+    def __init__(self, sides: Mapping[SideName, Side], env: Mapping[str, str], timeout_s: float,
                  log_dir: Path, case_id: str, cluster_mode: str, launch: Launch, duets: int,
-                 rounds: Mapping[str, SideRounds]) -> None:
+                 rounds: Mapping[SideName, SideRounds]) -> None:
         self.sides, self.env, self.timeout_s = sides, env, timeout_s
         self.log_dir, self.case_id = log_dir, case_id
         self.cluster_mode, self.launch = cluster_mode, launch
         self.duets, self.rounds = duets, rounds
-        self.live: dict[int, tuple[int, dict[str, Processes], contextlib.ExitStack]] = {}
+        self.live: dict[int, tuple[int, dict[SideName, Processes], contextlib.ExitStack]] = {}
         self.served: dict[int, int] = {}  # pairs measured, by duet number
         self.started: list[int] = []  # every duet number, in the order it started
         self.relay_s = 0.0  # duets ending and fresh ones starting
@@ -97,7 +98,7 @@ class DuetPool:
         for duet in range(1, self.duets + 1):
             self._wait_ready(duet)
 
-    def duet_in(self, slot: int) -> tuple[int, dict[str, Processes]]:
+    def duet_in(self, slot: int) -> tuple[int, dict[SideName, Processes]]:
         duet, workers, _ = self.live[slot]
         return duet, workers
 
@@ -123,7 +124,7 @@ class DuetPool:
 
     def _start(self, duet: int) -> None:
         stack = self._stack.enter_context(contextlib.ExitStack())
-        workers: dict[str, Processes] = {}
+        workers: dict[SideName, Processes] = {}
         for name in start_order(duet):
             side = self.sides[name]
             worker = self.launch(side.spec, self.env, self.timeout_s,
@@ -142,7 +143,7 @@ class DuetPool:
             with blamed(self.sides[name]):
                 self.rounds[name].readies[duet] = workers[name].wait_ready()
 
-    def _finish(self, duet: int, workers: dict[str, Processes]) -> None:
+    def _finish(self, duet: int, workers: dict[SideName, Processes]) -> None:
         for name, worker in workers.items():
             worker.allow(self.timeout_s)
             with blamed(self.sides[name]):

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tfperf.ab.verdict import Verdict
+from tfperf.ground.vocabulary import SIDES as SIDES
+from tfperf.ground.vocabulary import SideName
 from tfperf.measure.figures import Measured
 from tfperf.processes.protocol import WorkerSpec
 from tfperf.processes.runtime import Runtime
 
-SIDES = ("A", "B")
-
 
 @dataclass(frozen=True)
 class Side:
-    name: str  # A or B
+    name: SideName
     role: str  # what the user called it: the baseline, the TensorFlow under test
     runtime: Runtime
     spec: WorkerSpec
@@ -77,7 +77,7 @@ class Comparison:
     """One case's duets run to their decided look: the pairs, each side's rounds, the looks."""
 
     pairs: list[Pair]
-    sides: dict[str, SideRounds]
+    sides: dict[SideName, SideRounds]
     verdicts: list[Verdict]  # one per look taken
     telemetry: dict[str, Any]  # the GPUs' during the measured rounds
     wall_s: float

@@ -28,6 +28,7 @@ from tfperf.equivalence.check import MAX_STEPS
 from tfperf.ground.failures import CaseFailure
 from tfperf.ground.vocabulary import DIFFER as DIFFER
 from tfperf.ground.vocabulary import SAME as SAME
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SideName
 from tfperf.ground.vocabulary import NumericsStatus as NumericsStatus
 from tfperf.numerics import compare
 from tfperf.numerics.compare import ArmSpec
@@ -97,15 +98,15 @@ class NumericsCheck:
     """The session's arms: one runner per side and device kind, whose workers (one per XLA
     mode) live across the session's cases, so TensorFlow is imported once per side."""
 
-    def __init__(self, runtimes: Mapping[str, Runtime], work_dir: Path, log_dir: Path,
+    def __init__(self, runtimes: Mapping[SideName, Runtime], work_dir: Path, log_dir: Path,
                  timeout_s: float) -> None:
         self.runtimes = runtimes
         self.work_dir = work_dir
         self.log_dir = log_dir
         self.timeout_s = timeout_s
-        self._runners: dict[tuple[str, bool], ArmWorkers] = {}
+        self._runners: dict[tuple[SideName, bool], ArmWorkers] = {}
 
-    def _runner(self, side: str, gpu: bool) -> ArmWorkers:
+    def _runner(self, side: SideName, gpu: bool) -> ArmWorkers:
         key = (side, gpu)
         if key not in self._runners:
             folder = self.work_dir / f"{side}-{'gpu' if gpu else 'cpu'}"
@@ -114,7 +115,7 @@ class NumericsCheck:
                                            self.runtimes[side], f"ab-numerics-side-{side}")
         return self._runners[key]
 
-    def compare(self, case: Case, workloads: Mapping[str, Path], seed: int,
+    def compare(self, case: Case, workloads: Mapping[SideName, Path], seed: int,
                 perturb_tolerances: float = 0.0) -> NumericsVerdict:
         """Train side A, then side B from A's file; judge. `perturb_tolerances` (test-only)
         scales side B's loss up by that many of the case's loss tolerances."""
@@ -124,12 +125,12 @@ class NumericsCheck:
         spec = compare.ArmSpec(case.workload, SIZE, BATCH, case.data_format, case.precision,
                                seed, STEPS, case.xla,
                                "/device:GPU:0" if gpu else "/device:CPU:0")
-        a = self._arm("A", gpu, spec, workloads["A"], None)
-        b = self._arm("B", gpu, replace(spec, perturb=perturb), workloads["B"], a.path)
+        a = self._arm(SIDE_A, gpu, spec, workloads[SIDE_A], None)
+        b = self._arm(SIDE_B, gpu, replace(spec, perturb=perturb), workloads[SIDE_B], a.path)
         return judge(a.trajectory, b.trajectory, limit, seed, perturb,
-                     {"A": a.xla_executions, "B": b.xla_executions})
+                     {SIDE_A: a.xla_executions, SIDE_B: b.xla_executions})
 
-    def _arm(self, side: str, gpu: bool, spec: ArmSpec, workload: Path,
+    def _arm(self, side: SideName, gpu: bool, spec: ArmSpec, workload: Path,
              initial: Path | None) -> ArmResult:
         """One side's arm; its failure names the side."""
         try:

@@ -18,16 +18,17 @@ from typing import Any
 from tfperf.ab.duet_pool import blamed
 from tfperf.ab.duet_types import SIDES, Side
 from tfperf.ground.failures import CaseFailure
+from tfperf.ground.vocabulary import SIDE_A, SideName
 from tfperf.processes.launcher import launch
 
 
-def profile_round(sides: Mapping[str, Side], env: Mapping[str, str], timeout_s: float,
+def profile_round(sides: Mapping[SideName, Side], env: Mapping[str, str], timeout_s: float,
                   log_dir: Path, folder: Path, case_id: str, cluster_mode: str
                   ) -> dict[str, Any]:
     """Each side's op summary and where its trace is; a side that cannot be profiled gives
     the reason instead (the case's verdict stands: the profile only says where)."""
     found: dict[str, Any] = {"folder": str(folder)}
-    workers = sides["A"].spec.case.get("workers", "1")
+    workers = sides[SIDE_A].spec.case.get("workers", "1")
     if str(workers) != "1":
         return {**found, "error": f"a case of {workers} processes is not profiled (a cluster "
                                   "task's profiler crashes as it stops)"}

@@ -10,6 +10,7 @@ import pytest
 
 from tfperf.ab.ab_runner import ABRunner, SideSetup
 from tfperf.ground.machine import Machine
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B, SideName
 from tfperf.options.consumers import CompareOptions
 from tfperf.processes.runtime import Runtime
 from tfperf.workload import WorkloadInfo
@@ -29,6 +30,6 @@ def runner(options: CompareOptions, side_a: Runtime, side_a_workloads: Path | No
         discover(folder)  # read now: a folder that cannot be read stops the session here
     except pytest.UsageError as error:
         raise pytest.UsageError(f"--perf-ab-side-a-workloads: {error}") from None
-    setups = {"A": SideSetup(side_a, lambda: discover(folder), folder),
-              "B": SideSetup(under_test, workloads, workloads_dir)}
+    setups: dict[SideName, SideSetup] = {SIDE_A: SideSetup(side_a, lambda: discover(folder), folder),
+                                         SIDE_B: SideSetup(under_test, workloads, workloads_dir)}
     return ABRunner(options, setups, machine, log_dir, results_dir, session)

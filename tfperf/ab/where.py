@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.gate.summary_and_trends import save
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B
 
 SHOWN = 10  # the ops a report lists, the largest changes first
 
@@ -97,7 +98,7 @@ def report(where: Mapping[str, Any]) -> Report:
     the trace has them; or why there is no profile."""
     if where.get("error"):
         return Report(f"No profile: {where['error']}", [], [])
-    a, b = where["A"], where["B"]
+    a, b = where[SIDE_A], where[SIDE_B]
     rows = []
     for change in compare(a, b)[:SHOWN]:
         ratio = "new" if change.a_s == 0.0 and change.b_s else \
@@ -141,10 +142,10 @@ def _short(op: str) -> str:
 
 def brief(where: Mapping[str, Any]) -> str:
     """The terminal's line: the three largest changes, or why there is no profile."""
-    if where.get("error") or "A" not in where:
+    if where.get("error") or SIDE_A not in where:
         return f"where: no profile: {where.get('error')}"
     return "where: largest op changes a step, A -> B: " + ", ".join(
-        f"{c.op} {_ms(c.a_s)} -> {_ms(c.b_s)} ms" for c in compare(where["A"], where["B"])[:3])
+        f"{c.op} {_ms(c.a_s)} -> {_ms(c.b_s)} ms" for c in compare(where[SIDE_A], where[SIDE_B])[:3])
 
 
 def section(cases: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -168,12 +169,12 @@ def plot(case: Mapping[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     found = case["where"]
-    changes = list(reversed(compare(found["A"], found["B"])[:SHOWN]))
+    changes = list(reversed(compare(found[SIDE_A], found[SIDE_B])[:SHOWN]))
     figure, axes = plt.subplots(figsize=(7, 0.9 + 0.35 * len(changes)))
     rows = np.arange(len(changes))
     for offset, name, colour, times in (
-            (0.2, "A", "#4c72b0", [c.a_s for c in changes]),
-            (-0.2, "B", "#c44e52", [c.b_s for c in changes])):
+            (0.2, SIDE_A, "#4c72b0", [c.a_s for c in changes]),
+            (-0.2, SIDE_B, "#c44e52", [c.b_s for c in changes])):
         axes.barh(rows + offset, [(t or 0.0) * 1000 for t in times], height=0.4, color=colour,
                   label=f"side {name}")
     axes.set_yticks(rows, [c.op for c in changes], fontsize=7)

@@ -21,6 +21,7 @@ from packaging.version import Version
 from tfperf.ab import session_file, session_report
 from tfperf.ab.verdict import SLOWER
 from tfperf.bisect.candidates import BadRange, nightly_date
+from tfperf.ground.vocabulary import SIDE_A, SIDE_B
 from tfperf.storage.errors import StorageError
 
 
@@ -33,8 +34,8 @@ def bisect_args(ab: dict[str, Any], days: int) -> list[str]:
     """tfperf-bisect's arguments (before `--`) for the session's candidate; a BadRange if the
     candidate names no package and version a bisection can enumerate."""
     sides = ab["sides"]
-    spec, version = sides["B"]["spec"], sides["B"]["tensorflow"]
-    pinned = sides["A"]["tensorflow"]
+    spec, version = sides[SIDE_B]["spec"], sides[SIDE_B]["tensorflow"]
+    pinned = sides[SIDE_A]["tensorflow"]
     try:
         package = Requirement(spec)
     except ValueError:

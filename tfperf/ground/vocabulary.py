@@ -53,7 +53,7 @@ FINGERPRINT_DIFFERS: Final = "fingerprint differs"
 
 # A kept run's verdict (session files, the store's runs): its case's status when the gate ran,
 # "" for a run no gate judged (a baseline refresh's sessions).
-RunVerdict = CaseStatus | Literal[""]
+RunVerdict = Literal[""] | CaseStatus
 NOT_JUDGED: Final = ""
 
 # Why a case failed (tfperf.ground.failures): the end-of-run table shows `FAILED (cause)`.
@@ -215,6 +215,6 @@ def read(kind: Vocabulary[T], text: object, where: str) -> T:
     valid values, if it is none of them."""
     found = kind.get(text)
     if found is None:
-        raise UnknownValue(f"{where}: {text!r} is not a {kind.name}; one of "
+        raise UnknownValue(f"{where}: {text!r} is not a valid {kind.name}; valid: "
                            f"{', '.join(map(repr, kind.values))}")
     return found

@@ -1,0 +1,216 @@
+"""The A/B at its data's limit (issue 77): which rule decides as early as the pairs allow, and stays
+valid at every look where the duets' offsets differ and the pairs' noise has heavy tails?
+
+The candidate, `limit`, as pure functions of many sessions' pairs at once (numpy and scipy, and
+tfperf.ab.spending's boundary integration, itself pure), so that it can move into tfperf/ab/
+behind the look-rule registry (tfperf/options/ab_settings.py, LOOK_RULES) as one more rule that
+a kept file names, without changing how files kept under the other rules are judged:
+
+- **The estimate**: a robust centre of all the pairs pooled (log B/A), by default their 25%
+  trimmed mean (`ESTIMATORS`: also Huber's M-estimate). On the reservoir's pairs its variance a
+  pair is 0.67-0.80 of the shipped mean of the duets' Hodges-Lehmann centres (ab_bound.py).
+- **Its variance from the data**: a sandwich over duets. Each pair's influence on the estimate
+  (the winsorised pair less their mean, over 1 - 2 x 25%; Huber's psi over its mean slope) is
+  summed within its duet, and Var = D / (D - 1) x sum of squared duet sums / n^2. A duet's own
+  offset moves all its pairs' influences together, so it enters the variance as it is, with no
+  test on the data and no floor for it; the pairs' heavy tails enter only through their bounded
+  influence. Its critical values are Student's t on the duets' D - 1 degrees of freedom.
+- **Separate spending for each kind of verdict**, each one-sided at 5%: `same` is wrong only
+  where its interval's far edge misses the truth, `slower` and `faster` only where theirs does,
+  so each has its own intervals' widths, from its own spending pace over its own looks:
+  `same` at 13 looks from 128 to 1,024 pairs (where A/A cases decide), spending alpha
+  (n / 1024)^0.5; the directions at a look every quarter doubling from 32 to 2,048 pairs,
+  spending late, alpha (n / 2048)^3 (a 2% slowdown is caught near the last look).
+- **Relays priced**: 4 duets alive, a fresh duet every 16 pairs up to 512 pairs, every 32
+  after (a relay costs 3.7 s, 14 pairs' worth at a cheap 0.26 s pair: a relay every 8 pairs
+  would cost more than the pairs themselves; late, duets are many and relays dear). The
+  last look, 2,048 pairs, is 833 s for resnet20 at a 0.26 s pair: under 15 minutes.
+
+    python benchmarks/ab_limit.py                 # the schedule: looks, duets, critical values
+    python benchmarks/ab_limit.py --relay 32 --pair 0.26 --relay-s 3.7 --start 19
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import lab  # noqa: F401 (this checkout's tfperf first on the path)
+import numpy as np
+from scipy.special import ndtr, stdtrit
+
+from tfperf.ab import spending
+
+SAME, SLOWER, FASTER, UNDECIDED = "same", "slower", "faster", "undecided"
+TRIM = 0.25
+HUBER_K = 1.345  # 95% efficiency at the normal
+
+
+def trimmed(y: np.ndarray, share: float = TRIM) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's trimmed mean (`share` cut from each end) and each pair's influence on it: the
+    pair winsorised at the cut, less the winsorised mean, over 1 - 2 x the share cut."""
+    n = y.shape[1]
+    cut = int(share * n)
+    ordered = np.sort(y, axis=1)
+    centre = ordered[:, cut:n - cut].mean(axis=1)
+    winsorised = np.clip(y, ordered[:, cut:cut + 1], ordered[:, n - cut - 1:n - cut])
+    influence = (winsorised - winsorised.mean(axis=1, keepdims=True)) / (1 - 2 * cut / n)
+    return centre, influence
+
+
+def huber(y: np.ndarray, k: float = HUBER_K, steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's Huber M-estimate (scale 1.4826 MAD about the median, held) and each pair's
+    influence: psi of its residual over psi's mean slope."""
+    centre = np.median(y, axis=1)
+    scale = 1.4826 * np.median(np.abs(y - centre[:, None]), axis=1)
+    scale = np.where(scale > 0, scale, 1e-12)[:, None]
+    for _ in range(steps):  # iteratively reweighted: a step of mean psi over mean slope
+        r = (y - centre[:, None]) / scale
+        slope = np.maximum((np.abs(r) < k).mean(axis=1), 1 / y.shape[1])
+        centre = centre + scale[:, 0] * np.clip(r, -k, k).mean(axis=1) / slope
+    r = (y - centre[:, None]) / scale
+    slope = np.maximum((np.abs(r) < k).mean(axis=1), 1 / y.shape[1])
+    return centre, scale * np.clip(r, -k, k) / slope[:, None]
+
+
+Estimator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+ESTIMATORS: dict[str, Estimator] = {"trimmed": trimmed, "huber": huber}
+
+
+def sandwich(influence: np.ndarray, duets: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's Var(estimate) from its pairs' influences summed within duets (duets numbers
+    each pair's duet from 0), D / (D - 1) x sum of squared sums / n^2; and D."""
+    sessions, n = influence.shape
+    count = int(duets.max()) + 1
+    index = duets[None, :] + count * np.arange(sessions)[:, None]
+    sums = np.bincount(index.ravel(), influence.ravel(), sessions * count).reshape(sessions,
+                                                                                   count)
+    used = int(np.count_nonzero(np.bincount(duets, minlength=count)))
+    variance: np.ndarray = used / (used - 1) * (sums ** 2).sum(axis=1) / n ** 2
+    return variance, used
+
+
+@dataclass(frozen=True)
+class Limit:
+    floor: float = 0.015
+    alpha: float = 0.05  # each one-sided wrong verdict: `same`, `slower`, `faster`
+    duets: int = 4  # alive at once; pairs go round them
+    relay: int = 16  # a duet's pairs before a fresh one takes its place ...
+    late_relay: int = 32  # ... and after `relay_until` pairs (relays are dear, duets cheap late)
+    relay_until: int = 512
+    first: int = 32
+    last: int = 2048  # resnet20 at a 0.26 s pair and 3.7 s relays: 832 s
+    per_doubling: int = 4  # looks for `slower` and `faster`
+    same_looks: tuple[int, ...] = (128, 160, 192, 224, 256, 288, 320, 384, 448, 512, 640, 768,
+                                   1024)
+    same_power: float = 0.5  # alpha (n / last same look)^power spent on `same` by n pairs
+    direction_power: float = 3.0  # alpha (n / MAX)^power on `slower` and `faster`
+    estimator: str = "trimmed"
+
+    def looks(self) -> list[int]:
+        """A look every 1 / per_doubling of a doubling, each a whole round of the duets (an
+        even number of pairs on each, so its orders are balanced), and the `same` looks."""
+        step, found = 2 * self.duets, set(self.same_looks)
+        for k in range(self.per_doubling * int(math.log2(self.last / self.first)) + 1):
+            found.add(min(self.last, step * round(self.first * 2 ** (k / self.per_doubling)
+                                                  / step)))
+        return sorted(found | {self.last})
+
+    def duet_numbers(self, pairs: int) -> np.ndarray:
+        """Each pair's duet from 0: pairs go round the slots, and a slot's duet is relayed by a
+        fresh one every `relay` of its pairs, every `late_relay` after `relay_until` pairs."""
+        index = np.arange(pairs)
+        served, early = index // self.duets, self.relay_until // self.duets
+        ordinal = np.where(served < early, served // self.relay,
+                           -(-early // self.relay) + (served - early) // self.late_relay)
+        found: np.ndarray = index % self.duets + self.duets * ordinal
+        return found
+
+    def relays(self, pairs: int) -> int:
+        return max(0, int(self.duet_numbers(pairs).max()) + 1 - self.duets)
+
+    def critical_z(self) -> dict[int, tuple[float | None, float]]:
+        """Each look's one-sided bound on z for `same` (None: no `same` at that look), and for
+        `slower` and `faster`: each kind spends its alpha (two-sided 2 alpha in
+        spending.bounds) at its own pace over its own looks' fractions of pairs (their
+        information where the duets' offsets are small)."""
+        def bounds(looks: list[int], power: float) -> dict[int, float]:
+            t = tuple(n / looks[-1] for n in looks)
+            return dict(zip(looks, spending.bounds(t, 2 * self.alpha,
+                                                   tuple(x ** power for x in t)), strict=True))
+
+        same = bounds(sorted(self.same_looks), self.same_power)
+        direction = bounds(self.looks(), self.direction_power)
+        return {n: (same.get(n), direction[n]) for n in self.looks()}
+
+
+@dataclass(frozen=True)
+class Judged:
+    status: np.ndarray  # a verdict a session
+    centre: np.ndarray  # log B/A
+    se: np.ndarray
+    duets: int
+
+
+def judge(y: np.ndarray, limit: Limit, look: int) -> Judged:
+    """The verdict of each session's first `look` pairs (a row of log B/A each, on the
+    schedule of limit.duet_numbers) at that look."""
+    z_same, z_direction = limit.critical_z()[look]
+    centre, influence = ESTIMATORS[limit.estimator](y[:, :look])
+    variance, duets = sandwich(influence, limit.duet_numbers(look))
+    se = np.sqrt(variance)
+    direction_c = -stdtrit(duets - 1, ndtr(-z_direction))
+    # No `same` at this look: an infinite width never fits inside the floor.
+    same_c = np.inf if z_same is None else -stdtrit(duets - 1, ndtr(-z_same))
+    low_edge, high_edge = math.log(1 - limit.floor), math.log(1 + limit.floor)
+    with np.errstate(invalid="ignore"):
+        status = np.select([centre + direction_c * se < low_edge,
+                            centre - direction_c * se > high_edge,
+                            (centre - same_c * se >= low_edge) & (centre + same_c * se <= high_edge)],
+                           [SLOWER, FASTER, SAME], UNDECIDED)
+    return Judged(status, centre, se, duets)
+
+
+def sequential(y: np.ndarray, limit: Limit) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's final verdict and its pairs (a row of log B/A each, `limit.last` long):
+    each look judges the sessions still undecided, and a decided one stops."""
+    sessions = y.shape[0]
+    status = np.full(sessions, UNDECIDED, dtype=object)
+    pairs = np.full(sessions, limit.last)
+    open_ = np.ones(sessions, dtype=bool)
+    for look in limit.looks():
+        found = judge(y[open_], limit, look).status
+        status[open_] = found
+        decided = np.flatnonzero(open_)[found != UNDECIDED]
+        pairs[decided] = look
+        open_[decided] = False
+        if not open_.any():
+            break
+    return status, pairs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--relay", type=int, default=Limit.relay)
+    parser.add_argument("--pair", type=float, default=0.26, help="seconds a pair")
+    parser.add_argument("--relay-s", type=float, default=3.7, help="seconds a relay")
+    parser.add_argument("--start", type=float, default=19.0, help="seconds to the first pair")
+    args = parser.parse_args()
+    limit = Limit(relay=args.relay)
+    print("| look (pairs) | duets | relays | seconds | z `same` | t `same` | z `slower`/`faster` | "
+          "t `slower`/`faster` |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for look, (zs, zd) in limit.critical_z().items():
+        duets = int(limit.duet_numbers(look).max()) + 1
+        seconds = args.start + args.pair * look + args.relay_s * limit.relays(look)
+        same = "- | -" if zs is None else f"{zs:.2f} | {-stdtrit(duets - 1, ndtr(-zs)):.2f}"
+        print(f"| {look} | {duets} | {limit.relays(look)} | {seconds:.0f} | {same} | {zd:.2f} | "
+              f"{-stdtrit(duets - 1, ndtr(-zd)):.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

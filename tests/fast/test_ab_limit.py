@@ -1,0 +1,81 @@
+"""benchmarks/ab_limit.py and ab_bound.py: the candidate's estimate and its sandwich variance over
+duets on a tiny known sample, its schedule and its separate spending, its verdicts where the
+answer is plain, and the oracle's arithmetic. No TensorFlow, no processes."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from tests.helpers import benchmark_scripts
+
+# Imported by name, as a study imports its siblings (benchmark_scripts puts their folder on the
+# path): ab_limit's dataclasses need their module registered.
+assert benchmark_scripts.BENCHMARKS
+ab_limit = importlib.import_module("ab_limit")
+ab_bound = importlib.import_module("ab_bound")
+
+
+def test_the_trimmed_mean_and_its_influences_on_a_known_sample() -> None:
+    y = np.array([[0.0, 1, 2, 3, 4, 5, 6, 100]])  # 2 cut from each end of 8
+    centre, influence = ab_limit.trimmed(y)
+    assert centre[0] == pytest.approx(3.5)  # (2 + 3 + 4 + 5) / 4: the 100 does not move it
+    # Winsorised at 2 and 5 (mean 3.5), over 1 - 2 x 2 / 8.
+    assert influence[0] == pytest.approx([-3, -3, -3, -1, 1, 3, 3, 3])
+
+
+def test_the_sandwich_sums_influences_within_duets() -> None:
+    influence = np.array([[-3.0, -3, -3, -1, 1, 3, 3, 3]])
+    variance, duets = ab_limit.sandwich(influence, np.array([0, 0, 1, 1, 2, 2, 3, 3]))
+    # Duet sums -6, -4, 4, 6: D / (D - 1) x 104 / 8^2.
+    assert duets == 4 and variance[0] == pytest.approx(4 / 3 * 104 / 64)
+    # A duet's offset moves its pairs together, and the variance with it: pairs of one duet
+    # that agree count as one, not as two independent ones.
+    apart, _ = ab_limit.sandwich(influence, np.array([0, 1, 2, 3, 0, 1, 2, 3]))
+    assert apart[0] == pytest.approx(4 / 3 * (4 + 0 + 0 + 4) / 64)  # sums -2, 0, 0, 2
+
+
+def test_huber_centres_a_symmetric_sample_and_resists_an_outlier() -> None:
+    centre, influence = ab_limit.huber(np.array([[-2.0, -1, 0, 1, 2], [-2.0, -1, 0, 1, 50]]))
+    assert centre[0] == pytest.approx(0.0, abs=1e-9)
+    assert abs(centre[1]) < 1.0 and np.abs(influence[1]).max() < 5
+
+
+def test_the_schedule_balances_orders_and_relays_later_duets_less_often() -> None:
+    limit = ab_limit.Limit()
+    looks = limit.looks()
+    assert looks == sorted(set(looks)) and looks[-1] == 2048
+    assert set(limit.same_looks) <= set(looks) and all(n % 8 == 0 for n in looks)
+    assert int(limit.duet_numbers(512).max()) + 1 == 32  # a fresh duet every 16 pairs
+    assert limit.relays(2048) == 32 + 48 - 4  # then every 32
+
+
+def test_same_and_the_directions_spend_their_alpha_apart() -> None:
+    bounds = ab_limit.Limit().critical_z()
+    assert bounds[32][0] is None and bounds[128][0] is not None  # no `same` before 128
+    # The first `same` look spends 5% x (128 / 1024)^0.5 one-sided, alone.
+    from scipy.stats import norm
+
+    assert bounds[128][0] == pytest.approx(norm.isf(0.05 * (128 / 1024) ** 0.5), abs=1e-3)
+    # The directions spend late: their last bound is below their first.
+    assert bounds[2048][1] < bounds[32][1]
+
+
+def test_plain_sessions_are_judged_plainly() -> None:
+    limit = ab_limit.Limit()
+    flat = np.zeros((1, limit.last))
+    slow = np.full((1, limit.last), math.log(0.9))
+    status, pairs = ab_limit.sequential(np.vstack([flat, slow]), limit)
+    assert list(status) == ["same", "slower"] and list(pairs) == [128, 32]
+
+
+def test_the_oracle_needs_the_pairs_its_normal_arithmetic_says() -> None:
+    v = np.array([0.06 ** 2])
+    gap = math.log(0.985) - math.log(0.97)
+    need = ab_bound.fewest(v, -0.03, 0.015, 0.95)
+    assert need == pytest.approx(v[0] * (2 * 1.645 / gap) ** 2, abs=2)
+    # Two sessions: the shares average over them, so the noisier one sets the pairs.
+    assert ab_bound.fewest(np.array([0.06 ** 2, 0.12 ** 2]), -0.03, 0.015, 0.95) > need

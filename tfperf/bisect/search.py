@@ -37,8 +37,8 @@ from tfperf.ground.vocabulary import FOUND as FOUND
 from tfperf.ground.vocabulary import NOT_APART as NOT_APART
 from tfperf.ground.vocabulary import OTHER_HALF as OTHER_HALF
 from tfperf.ground.vocabulary import OUT_OF_TIME as OUT_OF_TIME
+from tfperf.ground.vocabulary import RUNNING, SKIPPED
 from tfperf.ground.vocabulary import SCANNED as SCANNED
-from tfperf.ground.vocabulary import SKIPPED
 from tfperf.ground.vocabulary import Outcome as Outcome
 from tfperf.ground.vocabulary import Role as Role
 
@@ -90,7 +90,7 @@ class Bisection:
     count: int  # candidates, both ends included
     planned: int  # the verdicts the levels were planned for
     steps: list[Step] = field(default_factory=list)
-    outcome: Outcome = ""
+    outcome: Outcome = RUNNING
     good: int = 0  # the range the culprit lies in: (good, bad]
     bad: int = 0
     floor: float = 0.0  # the steps' floor after the confirmation

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tfperf.ground.vocabulary import RUN_VERDICT, RunVerdict
+from tfperf.ground.vocabulary import NOT_JUDGED, RUN_VERDICT, RunVerdict
 from tfperf.storage import formats, schemas
 from tfperf.storage.errors import known
 from tfperf.storage.files import read_json, write_growing
@@ -45,7 +45,7 @@ class Run:
     # CPU time (all threads) of the first round beyond a measured round's: tracing, compiling.
     compile_cpu_s: float | None = None
     commit: str = ""
-    verdict: RunVerdict = ""  # what the gate said when it ran ("" for a refresh's sessions)
+    verdict: RunVerdict = NOT_JUDGED  # what the gate said (none for a refresh's sessions)
     reason: str = ""  # why, in one line (gate.case_verdict.reason); "" in files kept before it
     rerun_round_examples_per_sec: tuple[float, ...] = field(default=())
     wall_s: float | None = None  # the case, start to finish: what a plan's estimate reads

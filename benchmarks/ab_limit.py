@@ -8,7 +8,8 @@ a kept file names, without changing how files kept under the other rules are jud
 
 - **The estimate**: a robust centre of all the pairs pooled (log B/A), by default their 25%
   trimmed mean (`ESTIMATORS`: also Huber's M-estimate). On the reservoir's pairs its variance a
-  pair is 0.67-0.80 of the shipped mean of the duets' Hodges-Lehmann centres (ab_bound.py).
+  pair is 0.66 (resnet20) and 0.75 (transformer) of the shipped mean of the duets'
+  Hodges-Lehmann centres on the Xeon's heavy-tailed pairs, 0.95 on the EPYC's (ab_bound.py).
 - **Its variance from the data**: a sandwich over duets. Each pair's influence on the estimate
   (the winsorised pair less their mean, over 1 - 2 x 25%; Huber's psi over its mean slope) is
   summed within its duet, and Var = D / (D - 1) x sum of squared duet sums / n^2. A duet's own

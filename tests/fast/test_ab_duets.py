@@ -178,7 +178,7 @@ def test_an_injected_slowdown_reaches_side_b_s_rounds_only() -> None:
         return Asked(fake, log.name.split(".")[-2], 1.0)
 
     fake = FakeWorkers()
-    sides: dict[SideName, Side] = {"A": Side("A", "baseline", Runtime(), SPEC),
+    sides: dict[SideName, Side] = {"A": Side("A", "reference", Runtime(), SPEC),
                                    "B": Side("B", "under test", Runtime(), SPEC, 0.3)}
     def around(measure: Any) -> dict[str, Any]:
         measure()

@@ -206,7 +206,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
                              "--perf-ab-duets=2", "--perf-ab-side-a-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
-        "*crash: side A (baseline, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
+        "*crash: side A (reference, TensorFlow 2.21.0 (current)): worker killed by SIGSEGV "
         "while building*"])
     data = session_file(suite.path)
     assert data["cases"][0]["failure"]["cause"] == "crash"
@@ -353,7 +353,7 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
                              "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit",
                              "--perf-ab-side-a-env", f"PYTHONPATH={pinned}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.stdout.fnmatch_lines(["*configuration: side A (baseline, TensorFlow 2.21.0 (current, "
+    result.stdout.fnmatch_lines(["*configuration: side A (reference, TensorFlow 2.21.0 (current, "
                                  "TF_XLA_FLAGS=--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit)): *"])
     assert "side B" not in result.stdout.str()
     ours = importlib.metadata.version("iniconfig")

@@ -36,7 +36,7 @@ from tfperf.storage.stored_runs import Keeper
 from tfperf.workload import WorkloadInfo
 
 FORMAT = formats.AB_FORMAT
-ROLES: dict[SideName, str] = {SIDE_A: "baseline", SIDE_B: "under test"}
+ROLES: dict[SideName, str] = {SIDE_A: "reference", SIDE_B: "under test"}
 # Figures of each side that the session file keeps beside its rounds.
 KEPT = ("examples_per_sec", "mfu", "fraction_of_copy_rate", "loss_first", "loss_last",
         "compile_s", "peak_memory_bytes", "xla_executions_per_round", "xla_compilations_by_task",

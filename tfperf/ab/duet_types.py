@@ -19,7 +19,7 @@ from tfperf.processes.runtime import Runtime
 @dataclass(frozen=True)
 class Side:
     name: SideName
-    role: str  # what the user called it: the baseline, the TensorFlow under test
+    role: str  # which it is: the reference (side A), the TensorFlow under test (side B)
     runtime: Runtime
     spec: WorkerSpec
     inject_fraction: float = 0.0  # test-only: B's rounds only (--perf-inject-slowdown)

@@ -130,7 +130,7 @@ State = Literal["ok"] | Cause
 
 # The two sides of an A/B comparison, as the keys of what each side has.
 SideName = Literal["A", "B"]
-SIDE_A: Final = "A"  # the baseline; a bisection step's good end
+SIDE_A: Final = "A"  # the reference side B is compared with; a bisection step's good end
 SIDE_B: Final = "B"  # under test; a bisection step's candidate
 
 

@@ -44,7 +44,9 @@ def _row(record: CaseRecord) -> list[str]:
     ]
 
 
-HEADER = ["case", "result", "ex/s", "baseline", "change", "z", "step ms", "MFU", "compile s",
+# "history": the median examples/s of the runs the case was judged against (a baseline is a
+# reviewed entry of baselines/, which may be some of them).
+HEADER = ["case", "result", "ex/s", "history", "change", "z", "step ms", "MFU", "compile s",
           "loss"]
 
 

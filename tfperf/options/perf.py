@@ -67,7 +67,7 @@ class PerfOptions:
     xla_example: ArmSpec | None = None  # one XLA equivalence example instead of drawn ones
     tensorflow: str = "current"  # the TensorFlow under test: every worker's, side B's in an A/B
     hold_environments: bool = True  # hold what a side does not name (--perf-env-float: not)
-    ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's baseline side
+    ab: ABOptions = field(default_factory=ABOptions)  # an A/B comparison's side A and its judging
     store_url: str = ""  # the results store every case is written to and the gate reads
     yardstick_every: int = 1  # a yardstick burst before every K-th measured round
 

@@ -8,7 +8,7 @@ look's interval held the true ratio, A/A `same`, the share of 2%, 3% and 5% slow
 caught, and the median time to a verdict on the 2-core CPU's clock (start 12 s, 3 s a relay,
 0.58 s a pair: docs/ab.md). The rules:
 
-- independent: every pair independent (the rule before issue 33, `spending`);
+- independent: every pair independent (the oldest kept sessions' rule, `spending`);
 - duets floor X: the random-effects model, a duet's own offset at least X (the shipped rule
   with 0.5%);
 - clusters: each duet's centre one observation, Student's t on D - 1 degrees of freedom at

@@ -23,7 +23,7 @@ def test_duets_alternate_start_order_and_files_kept_with_two_still_read() -> Non
     assert effect is not None and math.isclose(effect, 1.01 / 0.99)
     assert session_report.settings_of(old).duets == 2
     assert session_report.settings_of(old).look_rule == "bonferroni"  # as it was run
-    # Before issue 53: alpha spent evenly, looks at each doubling.
+    # As `duets` and older rules ran: alpha spent evenly, looks at each doubling.
     kept = session_report.settings_of(old)
     assert (kept.spending_power, kept.looks()) == (1.0, [16, 32, 64, 128])
     assert session_report.start_order_effect({"order_effect": {"a_first_ratio": 1.0}}) is None

@@ -28,7 +28,7 @@ from tfperf.storage import schemas
 
 DEFAULTS = ABSettings()
 TODAY = ABSettings(look_rule="spending", alpha=0.05, relay=16, spending_power=1,
-                   half_doubling=False)  # pairs as independent, as before issue 33
+                   half_doubling=False)  # pairs as independent, as `spending` judges them
 
 
 def _all_signs(n: int) -> np.ndarray:
@@ -171,7 +171,7 @@ def test_a_decided_verdict_is_wrong_in_at_most_5_percent(conditions: Conditions)
 
 
 def test_pairs_judged_as_independent_are_wrong_too_often_where_processes_differ() -> None:
-    """The grid's quiet, offset-heavy corner, judged as before issue 33: the test above would
+    """The grid's quiet, offset-heavy corner, judged as `spending` does: the test above would
     fail (the pairs' interval misses each duet's offset)."""
     wrong = _wrong(TODAY, GRID[1], seed=17)
     assert _upper(wrong["same at 1.2 floors"]) > 0.05, wrong

@@ -88,7 +88,7 @@ def test_no_module_imports_itself_round_a_circle() -> None:
 
 def test_every_package_the_harness_imports_is_one_it_declares() -> None:
     """A package the harness imports arrives because pyproject.toml asks for it, not because
-    another package happens to (rich came with keras and import-linter until issue 54 said so).
+    another package happens to (rich came with keras and import-linter, undeclared, once).
     The worker's TensorFlow and Keras come with the `cpu` or `cuda` extra, which every install
     names."""
     import importlib.metadata

@@ -173,13 +173,13 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert isinstance(data["settings"]["seed"], int)
     for number in served:
         assert sorted(p["order"] for p in case["pairs"] if p["duet"] == number) == ["AB", "BA"]
-    # A file kept before issue 53 is judged as it ran: degrees of freedom chosen by the floor.
+    # A file kept under `duets` is judged as it ran: degrees of freedom chosen by the floor.
     data["settings"]["look_rule"] = "duets"
     broken.write_text(json.dumps(data))
     done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)
     assert done.code == 1 and "chosen by whether that floor binds" in \
         (suite.path / ".perf-results" / "reports" / "ab" / "ab.md").read_text(), done.out
-    # A file kept before issue 33 is judged as it ran: its pairs as independent.
+    # A file kept under `spending` is judged as it ran: its pairs as independent.
     data["settings"]["look_rule"] = "spending"
     broken.write_text(json.dumps(data))
     done = in_process.run(tfperf_ab.main, str(broken), capsys=capsys)

@@ -29,11 +29,11 @@ from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
 SHIPPED = ABSettings()
-# What shipped before issue 53: degrees of freedom chosen by whether the floor binds, 95%, a
+# The `duets` rule, as older kept sessions ran: degrees of freedom chosen by whether the floor binds, 95%, a
 # relay every 16 pairs, alpha spent evenly at each doubling.
 ISSUE_33 = ABSettings(look_rule="duets", alpha=0.05, relay=16, spending_power=1,
                       half_doubling=False)
-INDEPENDENT = replace(ISSUE_33, look_rule="spending")  # before issue 33
+INDEPENDENT = replace(ISSUE_33, look_rule="spending")  # the oldest kept sessions' rule
 
 # (cell, sessions): the close calls (duets far apart against quiet pairs, where the first looks'
 # four duets may hide them) get the most sessions.

@@ -164,7 +164,7 @@ def by_phase(duets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
 
 def phase_line(case: Mapping[str, Any]) -> str:
     """Where the device memory's peak is on each side: each phase's, A -> B, the highest
-    marked; "" where no duet reported phases (a session kept before issue 55)."""
+    marked; "" where no duet reported phases (a session kept before phases were)."""
     found = by_phase((case.get("costs") or {}).get("duets") or [])
     if not found:
         return ""

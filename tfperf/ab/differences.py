@@ -19,8 +19,8 @@ SHOWN = 12  # one-sided packages named in a line, the rest counted
 
 def between(sides: Mapping[SideName, Mapping[str, Any]]) -> list[dict[str, str]]:
     """What differs from side A to side B: {"kind": package|env|workloads, "name", "A", "B"},
-    packages first, each kind by name. "-" where a side has none. A side kept before issue 55
-    has no packages: none are compared."""
+    packages first, each kind by name. "-" where a side has none. A side kept without its
+    packages (older files) has none to compare."""
     a, b = sides[SIDE_A], sides[SIDE_B]
     found: list[dict[str, str]] = []
     if "packages" in a and "packages" in b:

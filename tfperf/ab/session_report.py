@@ -38,7 +38,7 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
                       look_rule=kept.get("look_rule", BONFERRONI),
                       min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
                       adjust_yardstick=kept.get("adjust_yardstick", False),
-                      # Before issue 53: alpha spent evenly, looks at MIN and each doubling.
+                      # Kept without them: alpha spent evenly, looks at MIN and each doubling.
                       spending_power=kept.get("spending_power", 1.0),
                       half_doubling=kept.get("half_doubling", False))
 
@@ -156,8 +156,8 @@ def table(data: dict[str, Any], settings: ABSettings) -> list[str]:
 
 
 def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
-    """What differs between the sides: as kept, or, in a file kept before issue 55, found
-    from its sides (their variables and workloads; no packages were kept)."""
+    """What differs between the sides: as kept, or, in a file kept without them, found from
+    its sides (their variables and workloads; such files kept no packages)."""
     found: list[dict[str, str]] = data.get("differences") or differences.between(data["sides"])
     return found
 
@@ -166,7 +166,7 @@ def looks_rule(settings: ABSettings) -> str:
     """How a case is judged, and how wide each look's interval is."""
     if settings.look_rule in DUET_RULES:
         df = "on the duets' degrees of freedom" if settings.look_rule in T_RULES else \
-            "on degrees of freedom chosen by whether that floor binds (before issue 53)"
+            "on degrees of freedom chosen by whether that floor binds (the `duets` rule)"
         power = f" to the power {settings.spending_power:g}" if settings.spending_power != 1 \
             else ""
         spread = "with the variance from their centres' own spread" \

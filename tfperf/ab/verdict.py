@@ -3,17 +3,17 @@
 The data are per-pair ratios, B's examples/s over A's, of turns run back to back, in an order
 counterbalanced within each duet. Two ways to judge them, named in each session file:
 
-- `duets-t` (the default since issue 53): the worker process is the unit of replication. A
+- `duets-t` (the default): the worker process is the unit of replication. A
   one-way random-effects model over the duets (random_effects.py) gives B/A and its standard
   error, which covers each process's own speed: the pairs of one duet share their processes'
   offsets, so they are not independent, and an interval that treats them so is too narrow
   exactly on the close calls (docs/ab.md has the simulation). Each look's interval is
   centre +- c_k SE, c_k from the spending bounds below turned into Student's t on the duets'
   D - 1 degrees of freedom, at every look.
-- `duets` (sessions kept from issue 33 to 53): the same, with Student's t on degrees of
+- `duets` (older kept sessions): the same, with Student's t on degrees of
   freedom chosen by whether the floor on the duets' offsets binds (the pairs' where it does):
   a test on the data that left the first looks too narrow where duets differ (docs/ab.md).
-- `spending` and `bonferroni` (sessions kept before issue 33): the Hodges-Lehmann estimate of all
+- `spending` and `bonferroni` (the oldest kept sessions): the Hodges-Lehmann estimate of all
   pairs pooled, with the exact Wilcoxon signed-rank interval (signed_rank.py), as if every
   pair were independent. Kept sessions are judged again by the rule they ran under.
 - `clusters-t`, retired (ab_settings.RETIRED_RULES): `duets-t` on the centres' spread alone.
@@ -24,8 +24,9 @@ at some look, so the intervals are repeated confidence intervals (Jennison and T
 together they hold the true ratio at every look with probability 1 - alpha, however early it
 stops. Each look's width comes from an alpha-spending function (Lan and DeMets; power family):
 alpha t^rho has been spent by the look at information fraction t (spending.py; rho = 2, 1
-before issue 53). Under the duet rules the information of a look is 1 / Var(B/A) of its design
-(its pairs and its duets, from the relay's schedule), estimated with the spreads seen so far:
+in sessions kept under `duets` and older rules). Under the duet rules the information of a
+look is 1 / Var(B/A) of its design (its pairs and its duets, from the relay's schedule),
+estimated with the spreads seen so far:
 it does not grow as the pairs while the same few duets run, since their offsets do not shrink.
 Under `spending` the fraction is the pairs' (n / MAX); under `bonferroni` each of K looks gets
 alpha / K.

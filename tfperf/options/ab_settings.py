@@ -97,8 +97,8 @@ class ABSettings:
     # where an unchanged case is decided (benchmarks/ab_designs.py, docs/ab.md).
     spending_power: float = 2.0
     # Looks at MIN, 2 MIN, 4 MIN, then every half doubling (6, 8, 12, 16 MIN...), rather than
-    # at every doubling (sessions kept before issue 53): an unchanged case stops at 96 pairs
-    # where it would run to 128 (benchmarks/ab_designs.py).
+    # at every doubling (sessions kept under `duets` and older rules): an unchanged case stops
+    # at 96 pairs where it would run to 128 (benchmarks/ab_designs.py).
     half_doubling: bool = True
 
     def looks(self) -> list[int]:

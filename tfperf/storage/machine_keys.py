@@ -1,7 +1,7 @@
 """Machine keys written before the key named the CPU's instruction-set level, and how what was
 kept under them is read now.
 
-Until issue 52 a CPU's part of the key was its model name and cores (`AMD_EPYC-2cpu`), which
+An old key's CPU part was its model name and cores (`AMD_EPYC-2cpu`), which
 named an AVX2-only and an AVX-512 host alike, 3x apart. The key now carries the level
 (`AMD_EPYC-avx2-2cpu`), and a CPU case's fingerprint the field `cpu_isa`. What was kept under
 an old key keeps its meaning: it stays apart from every new key (its hosts may have differed),

@@ -46,8 +46,8 @@ RUN: dict[str, Any] = {
     },
 }
 
-# A case that failed before the gate judged it (stored_runs.failure_json), kept beside the runs
-# since issue 54: optional, so that files kept before are read as they were.
+# A case that failed before the gate judged it (stored_runs.failure_json), kept beside the runs:
+# optional, so that files kept without failures are read as they were.
 FAILURE: dict[str, Any] = {
     "type": "object",
     "required": ["case_id", "when", "cause", "message"],

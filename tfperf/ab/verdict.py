@@ -3,16 +3,16 @@
 The data are per-pair ratios, B's examples/s over A's, of turns run back to back, in an order
 counterbalanced within each duet. Two ways to judge them, named in each session file:
 
-- `duets-t` (the default): the worker process is the unit of replication. A
-  one-way random-effects model over the duets (random_effects.py) gives B/A and its standard
-  error, which covers each process's own speed: the pairs of one duet share their processes'
-  offsets, so they are not independent, and an interval that treats them so is too narrow
-  exactly on the close calls (docs/ab.md has the simulation). Each look's interval is
-  centre +- c_k SE, c_k from the spending bounds below turned into Student's t on the duets'
-  D - 1 degrees of freedom, at every look.
-- `duets` (older kept sessions): the same, with Student's t on degrees of
-  freedom chosen by whether the floor on the duets' offsets binds (the pairs' where it does):
-  a test on the data that left the first looks too narrow where duets differ (docs/ab.md).
+- `duets-t` (the default): the worker process is the unit of replication. A one-way
+  random-effects model over the duets (random_effects.py) gives B/A and its standard error,
+  which covers each process's own speed: the pairs of one duet share their processes' offsets,
+  so they are not independent, and an interval that treats them so is too narrow exactly on
+  the close calls (docs/design/ab.md has the simulation). Each look's interval is centre +-
+  c_k SE, c_k from the spending bounds below turned into Student's t on the duets' D - 1
+  degrees of freedom, at every look.
+- `duets` (older kept sessions): the same, with Student's t on degrees of freedom chosen by
+  whether the floor on the duets' offsets binds (the pairs' where it does): a test on the data
+  that left the first looks too narrow where duets differ (docs/design/ab.md).
 - `spending` and `bonferroni` (the oldest kept sessions): the Hodges-Lehmann estimate of all
   pairs pooled, with the exact Wilcoxon signed-rank interval (signed_rank.py), as if every
   pair were independent. Kept sessions are judged again by the rule they ran under.

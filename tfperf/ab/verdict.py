@@ -27,9 +27,8 @@ alpha t^rho has been spent by the look at information fraction t (spending.py; r
 in sessions kept under `duets` and older rules). Under the duet rules the information of a
 look is 1 / Var(B/A) of its design (its pairs and its duets, from the relay's schedule),
 estimated with the spreads seen so far: it does not grow as the pairs while the same few duets
-run, since their offsets do not shrink.
-Under `spending` the fraction is the pairs' (n / MAX); under `bonferroni` each of K looks gets
-alpha / K.
+run, since their offsets do not shrink. Under `spending` the fraction is the pairs' (n / MAX);
+under `bonferroni` each of K looks gets alpha / K.
 
 Pure functions: no files, no processes.
 """

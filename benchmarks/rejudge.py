@@ -72,7 +72,8 @@ def run(root: Path, arguments: Sequence[str], scratch: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=1800)
-    return f"exit {done.returncode}\n{done.stdout}\n--- stderr ---\n{done.stderr}"
+    said = f"exit {done.returncode}\n{done.stdout}\n--- stderr ---\n{done.stderr}"
+    return said.replace(str(root), "<checkout>")  # a path is not a verdict
 
 
 def _worktree(commit: str, into: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Every difference between an A/B session's sides (issue 55): packages at other versions or on
+"""Every difference between an A/B session's sides: packages at other versions or on
 one side only, the variables a side adds, the workloads folder; in the terminal, the report,
 and for a file kept before packages were."""
 

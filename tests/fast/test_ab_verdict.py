@@ -1,7 +1,7 @@
 """The A/B verdict's statistics, on simulated pairs judged by the verdict code itself (seeded:
 the same sessions every run, so no flakiness): the signed-rank interval is exact, the looks
 spend alpha as promised, and at the shipped defaults a decided verdict is wrong in at most 5%
-of sessions wherever per-pair noise and each process's own speed put it (issue 33)."""
+of sessions wherever per-pair noise and each process's own speed put it."""
 
 from __future__ import annotations
 

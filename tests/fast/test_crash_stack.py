@@ -15,7 +15,7 @@ def _frames(*names: str) -> list[str]:
             for line, (path, _, name) in enumerate((n.rpartition(":") for n in names), 1)]
 
 
-# Cut from the frames of the chief's log in issue 76 (2-vCPU Xeon): two coordinator threads at
+# Cut from the frames of a crashed chief's log (2-vCPU Xeon, 2026-12): two coordinator threads at
 # once in copy_tensor, the main thread waiting in join().
 COPYING = _frames(f"{TF}/ops/gen_array_ops.py:identity", f"{TF}/ops/array_ops.py:identity",
                   f"{TF}/util/dispatch.py:op_dispatch_handler",

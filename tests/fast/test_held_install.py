@@ -1,4 +1,4 @@
-"""Sides that differ only in what the user names (issue 55): what a spec names, what is held,
+"""Sides that differ only in what the user names: what a spec names, what is held,
 which held packages a resolver's error blames, and environments keyed by all of it. (The
 installs themselves, through uv and the package index: tests/real/test_ab.py.)"""
 

@@ -1,4 +1,4 @@
-"""A scheduled night's candidate (issue 54): a release newer than the pinned TensorFlow, else the
+"""A scheduled night's candidate: a release newer than the pinned TensorFlow, else the
 newest nightly, else none, said in one line; never the pinned build against itself. The
 command against the real package index: tests/real/test_bisect.py."""
 

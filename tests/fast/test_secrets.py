@@ -1,4 +1,4 @@
-"""What the code under test is never handed (issue 54), in pure Python: a worker's environment
+"""What the code under test is never handed, in pure Python: a worker's environment
 less the secrets, and a logged line less its URLs' passwords. End to end, with a planted
 password through a real bisection and PostgreSQL: tests/real/test_secrets.py."""
 

@@ -1,4 +1,4 @@
-"""The store's export, load and prune (issue 54) on SQLite: an export loads into an empty store
+"""The store's export, load and prune on SQLite: an export loads into an empty store
 as it was (export, load, export gives the same files, JSON lines and CSV); a kept file is never
 overwritten and a store with rows is never loaded into; pruning keeps what the gate and open
 findings read and deletes the rest of what is old, and only with --write."""

@@ -1,4 +1,4 @@
-"""A finding's where-report (issue 55) from two sides' op summaries, as their workers send them
+"""A finding's where-report from two sides' op summaries, as their workers send them
 (tfperf/worker/telemetry/op_profile.py). A real profiled A/B: tests/real/test_ab.py (the slowdown)."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> N
     assert any(step.get("with", {}).get("name") == "dashboard" for step in keep["steps"])
     refresh = load("refresh.yml")["jobs"]["propose"]["env"]
     assert refresh["GH_TOKEN"] == "${{ secrets.TFPERF_PR_TOKEN || github.token }}"
-    # The refresh measures into the store the nightly gates from (issue 54).
+    # The refresh measures into the store the nightly gates from.
     measure = load("refresh.yml")["jobs"]["measure"]["env"]
     assert measure["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"
     assert jobs["bisect"]["env"]["TFPERF_STORE_URL"] == "${{ secrets.TFPERF_STORE_URL }}"

@@ -1,4 +1,4 @@
-"""A workload's version (issue 52): raised when a change makes its earlier runs incomparable (its
+"""A workload's version: raised when a change makes its earlier runs incomparable (its
 objective, its data), it starts the case's history afresh through the fingerprint; version 1,
 every workload's before versions existed, leaves fingerprints as they were. The shipped
 workloads that changed their objective or data say so. Their losses falling from the first

@@ -105,7 +105,7 @@ WORKLOAD = SlowerTinyCNN()
 def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
         make_suite: MakeSuite, capsys: pytest.CaptureFixture[str]) -> None:
     """Side B's tinycnn sorts a tensor it does not need (an op made slower on purpose): the
-    session says slower, and (issue 55) each side then runs one more round alone under the
+    session says slower, and each side then runs one more round alone under the
     profiler, and the where-report names the sort's op first."""
     suite = make_suite("tinycnn")
     main = suite.path / "main_workloads"
@@ -340,8 +340,8 @@ def test_a_side_s_variables_reach_its_workers_and_its_checks_hold(make_suite: Ma
     """Side A asks XLA to compile everything, in a case that must run without XLA: its workers
     get the variables (side B's do not), and its XLA proof fails the case, naming side A."""
     suite = make_suite("tinycnn")
-    # Side A also imports another version of a package (issue 55: every difference between the
-    # sides is listed): iniconfig, which no worker imports, installed first on its path.
+    # Side A also imports another version of a package (every difference between the sides
+    # is listed): iniconfig, which no worker imports, installed first on its path.
     pinned = suite.path / "pinned"
     uv = Path(sys.executable).parent / "uv"
     subprocess.run([str(uv if uv.exists() else "uv"), "pip", "install", "--quiet", "--python",

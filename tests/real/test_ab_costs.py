@@ -39,7 +39,7 @@ def test_an_a_a_session_says_no_cost_is_higher(a_a_session: SessionRun) -> None:
     for side in "AB":
         assert all(d[side]["time_to_first_step_s"] > 0 and d[side]["peak_rss_bytes"] > 0
                    for d in case["costs"]["duets"])
-        # Each phase's allocator peak (issue 55), in the order the phases ran, the highest of
+        # Each phase's allocator peak, in the order the phases ran, the highest of
         # them the worker's peak.
         for duet in case["costs"]["duets"]:
             phases = dict(duet[side]["memory_by_phase"])
@@ -74,7 +74,7 @@ def test_a_side_that_compiles_longer_and_holds_more_fails_costs_more(
     # The allocator's peak grows by chunks: 48 MiB to 332 here, for 300 more held.
     assert verdicts["peak_memory_bytes"]["b_median"] \
         >= verdicts["peak_memory_bytes"]["a_median"] + 250 * 2**20
-    # ... and it is the compiling phase's, where it was held (issue 55): the other phases'
+    # ... and it is the compiling phase's, where it was held: the other phases'
     # peaks are side A's.
     phases = costs.by_phase(case["costs"]["duets"])
     assert list(phases)[:2] == ["building", "compiling"] and "measured rounds" in phases

@@ -35,7 +35,7 @@ from tfperf.storage.results_store import ResultsStore
 # range below ran to 32 pairs in one whole run of four, 83 s against 41-44 s. An unchanged step
 # decides at 32 at best, [0.78, 1.26] was read there, or stays undecided: the history below
 # takes none.) Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets'
-# (issue 53), and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
+#, and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
 ADDED = 10
 QUICK = ("--floor", "40", "--pairs", "16:16", "--confirm-pairs", "16")
 # A yardstick burst at each duet's first pair only (its four pairs are under a second): the
@@ -94,7 +94,7 @@ def test_a_bisection_over_commits_names_the_one_that_added_work(
         # Each step's A/B session is kept as every A/B session is.
         assert {c.document["case_id"] for c in store.ab_cases()} == {CASE_ID}
         assert len(store.ab_cases()) == sum(v != "skipped" for _, _, v in steps)
-        # Steps follow speed: no numerics arms trained, no slower step profiled (issue 55).
+        # Steps follow speed: no numerics arms trained, no slower step profiled.
         assert all(c.document["numerics"] is None and c.document["where"] is None
                    for c in store.ab_cases())
         # A duet's sides burst their yardstick at its first pair, and at no other.
@@ -245,7 +245,7 @@ def test_releases_and_nightlies_are_enumerated_from_the_index_list() -> None:
     assert [c.tensorflow for c in found] == ["tensorflow[and-cuda]==2.21.0",
                                              "tensorflow[and-cuda]==2.21.1",
                                              "tensorflow[and-cuda]==2.22.0rc0"]
-    # A package other than TensorFlow (issue 55): each candidate runs beside a TensorFlow.
+    # A package other than TensorFlow: each candidate runs beside a TensorFlow.
     found = candidates.beside(candidates.releases(candidates.package("keras"), "3.14.0..3.15.1",
                                                   ["3.14.0", "3.15.0", "3.15.1", "3.16.0"]),
                               "tensorflow-cpu==2.21.0")
@@ -265,7 +265,7 @@ def test_releases_and_nightlies_are_enumerated_from_the_index_list() -> None:
 
 
 def test_a_scheduled_night_s_candidate_is_read_from_the_real_index() -> None:
-    """tfperf-candidate (issue 54) through pip, as the nightly's candidate job runs it."""
+    """tfperf-candidate through pip, as the nightly's candidate job runs it."""
     def candidate(pinned: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_candidate",
                                "--pinned", pinned, "--release-package", "tensorflow-cpu",

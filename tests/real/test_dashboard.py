@@ -126,7 +126,7 @@ def test_every_page_loads_offline_with_its_plots_rendered(browser: Any, site: Pa
             page.screenshot(path=str(site / "case-screenshot.png"), full_page=True)
         page.close()
     assert (site / "case-screenshot.png").stat().st_size > 20_000
-    # A bisection's page (issue 54): its steps, each linking its A/B session's page, which opens.
+    # A bisection's page: its steps, each linking its A/B session's page, which opens.
     page, said, outside = _open(browser, site / "bisects" / "bisect-1.html")
     text = page.inner_text("body")
     assert "found; culprit c1, last good c0" in text and "1 (confirm)\tc1\tc0\t0.900" in text
@@ -148,7 +148,7 @@ def test_the_front_page_says_what_regressed_or_failed_and_filters_the_cases(
     failed = text.split("Failed (")[1].split("Cases (")[0]
     assert failed.startswith("1)") and case_ids(SHAPE.cases)[4] in failed
     assert "out_of_memory\tmeasuring\tworker killed by SIGSEGV" in failed
-    # Its log's last lines, kept by the store, open with a click (issue 54).
+    # Its log's last lines, kept by the store, open with a click.
     page.click("summary")
     assert page.inner_text("pre.log") == "Fatal Python error"
     assert "Bisections (1)" in text

@@ -1,4 +1,4 @@
-"""A newcomer's first nights (issue 52): the smoke tier on a fresh history, then five sessions
+"""A newcomer's first nights: the smoke tier on a fresh history, then five sessions
 of one case, fail nothing while the history cannot yet say what its noise is; once it can, a
 compile that costs 3 CPU-seconds more still fails, with its reason kept. The rule itself:
 tests/fast/test_gate_statistics.py; how often real sessions would cry wolf:

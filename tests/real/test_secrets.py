@@ -1,4 +1,4 @@
-"""Secrets kept from the code under test (issue 54): the results store's URL, with a planted
+"""Secrets kept from the code under test: the results store's URL, with a planted
 password, reaches a bisection (`--store`) and each step's A/B session (through the
 environment); no worker's environment holds it or a token, and no file the bisection, its steps
 or their sessions write (logs, reports, session files, what a workflow uploads) holds the

@@ -56,7 +56,7 @@ def test_workload_trains_at_tiny_size(name: str) -> None:
     # very first loss before falling (a flaky comparison with one step).
     assert rounds[-1].mean_loss < first.mean_loss, losses
     # And the workers' own check (the first step against the last round) after 20 steps, as
-    # few as a short A/B worker trains (issue 52: transformer failed it there at version 1).
+    # few as a short A/B worker trains (transformer failed it there at version 1).
     training_checks.check(first.first_loss, rounds[-1].mean_loss, 0, 0, name)
 
     flops = trainer.flops_per_example(config.batch_size)

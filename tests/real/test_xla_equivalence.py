@@ -84,7 +84,7 @@ def test_an_arm_where_xla_did_not_run_fails(make_suite: MakeSuite) -> None:
     result = suite.runpytest(PROPERTY, f"--perf-xla-example={example(xla='off')}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*XLA did not run in the xla_off arm*"])
-    # Kept as every failed case is (issue 54): in the session's file, and in its store.
+    # Kept as every failed case is: in the session's file, and in its store.
     (kept,) = (suite.path / ".perf-results" / "history" / "results").glob("*.json")
     (failure,) = json.loads(kept.read_text())["failures"]
     assert failure["case_id"].startswith("test_xla_training_matches_non_xla"), failure

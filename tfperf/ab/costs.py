@@ -150,7 +150,7 @@ def lines(case: Mapping[str, Any], where: bool = True) -> list[str]:
 
 def by_phase(duets: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
     """Each phase's allocator peak on each side, the median over the duets that report it on
-    both (issue 55), in the order the phases ran."""
+    both, in the order the phases ran."""
     phases: dict[str, list[tuple[float, float]]] = {}
     for duet in duets:
         # [phase, bytes] pairs in the order the phases ran, as the worker says them.

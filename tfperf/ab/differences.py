@@ -1,7 +1,7 @@
 """Everything that differs between an A/B session's two sides besides the code each runs: each
 package whose version differs or that one side lacks, each environment variable a side adds,
 and the workloads folder. A verdict the user reads as TensorFlow's may be keras's or numpy's:
-the report says what else changed (issue 55)."""
+the report says what else changed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A finding's profiled round (issue 55): each side's worker started alone, warmed up as the
+"""A finding's profiled round: each side's worker started alone, warmed up as the
 duets' are, one more round under TensorFlow's profiler, then ended. Outside the measured
 pairs, so that no pair pays for the profiler, and one side at a time, so that neither profile
 has the other's work beside it. Each worker summarises its own trace (the pytest process

@@ -215,7 +215,7 @@ def _critical(found: random_effects.Fits, n: int, settings: ABSettings
     # on the duets' D - 1 degrees of freedom at every look: Var(B/A) is never less than the
     # duets' centres' own spread over D, and choosing the degrees of freedom by whether the
     # floor binds (`duets`) is a test on the data that left the first looks' intervals too
-    # narrow wherever the duets' offsets exceed the floor (issue 53; docs/ab.md).
+    # narrow wherever the duets' offsets exceed the floor (docs/ab.md).
     tail: np.ndarray = ndtr(-z)
     df = found.duets - 1 if settings.look_rule in T_RULES else found.effective_df()
     critical: np.ndarray = -stdtrit(df, tail)

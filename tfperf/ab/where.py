@@ -1,4 +1,4 @@
-"""Where in the step a finding is (issue 55): each side's profiled round, summarised op by op by
+"""Where in the step a finding is: each side's profiled round, summarised op by op by
 its worker (tfperf/worker/telemetry/op_profile.py), compared here; the XLA clusters each side
 ran; the allocator's peak by phase is the duets' own (costs.phase_line). Pure: a kept session
 file is reported again from what it keeps."""

@@ -84,7 +84,7 @@ def installed_tensorflow() -> str:
 def beside(found: Sequence[Candidate], tensorflow: str) -> list[Candidate]:
     """A package other than TensorFlow (keras, numpy, a CUDA library's wheel) bisected: each
     candidate runs `tensorflow` with that version of the package, every other package held
-    equal (issue 55). The label stays the package's."""
+    equal. The label stays the package's."""
     try:
         if len(tensorflow.split()) != 1 or environments.kind(tensorflow) not in ("requirement",
                                                                                  "wheel"):

@@ -199,7 +199,7 @@ def markdown(doc: dict[str, Any], plot: str | None = None) -> str:
 
 
 def _step_differences(doc: dict[str, Any]) -> str:
-    """What else differed between each step's sides besides the candidates (issue 55)."""
+    """What else differed between each step's sides besides the candidates."""
     said = [f"- step {n}: " + "; ".join(differences.lines(step["differences"]))
             for n, step in enumerate(doc["steps"], 1) if step.get("differences")]
     return ("\nWhat else differed between the sides of a step:\n\n" + "\n".join(said) + "\n"

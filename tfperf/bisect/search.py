@@ -59,7 +59,7 @@ class Judged:
     seconds: float
     sides: dict[str, dict[str, Any]] = field(default_factory=dict)  # version, git hash, spec
     session: str = ""  # the step's A/B session id (its file and its store rows)
-    # What else differs between the step's sides (tfperf.ab.differences; issue 55).
+    # What else differs between the step's sides (tfperf.ab.differences).
     differences: list[dict[str, str]] = field(default_factory=list)
 
 

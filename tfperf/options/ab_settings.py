@@ -13,7 +13,7 @@ import numpy as np
 # How a case is judged (tfperf.ab.verdict's docstring): duets as units with Student's t on the
 # duets' degrees of freedom at every look, the rule of every new session (no option chooses
 # another); or, in sessions kept before, duets as units with the degrees of freedom chosen by
-# the data (issue 33), independent pairs with alpha spent by the pairs, or alpha / K at each
+# the data, independent pairs with alpha spent by the pairs, or alpha / K at each
 # of K looks. A kept file is judged again by the rule it names.
 SessionRule = Literal["duets-t", "duets", "spending", "bonferroni"]
 DUETS_T: Final = "duets-t"
@@ -42,8 +42,8 @@ class ABSettings:
     floor: float = 0.015
     # Two-sided: the intervals are 1 - alpha repeated intervals, so each one-sided wrong verdict
     # (`slower` where B is not slower by the floor, `same` where it is, `faster` alike) comes
-    # in at most alpha / 2 of cases: 5%, the claim issue 53 set. Until then alpha was 0.05
-    # for any wrong decided verdict, which the floor's margin mostly spent on nothing.
+    # in at most alpha / 2 of cases: 5%. (Older kept sessions ran at alpha 0.05 for any wrong
+    # decided verdict, which the floor's margin mostly spent on nothing.)
     alpha: float = 0.10
     min_pairs: int = 16  # the first look (then looks(): 2 MIN, 4 MIN, then half doublings)
     # The last look. 256 rather than 128: a case that has not changed reaches it, and at 128
@@ -70,7 +70,7 @@ class ABSettings:
     # its rounds' MFU and flags a disturbed case) runs before every K-th pair of a duet, its
     # first always; the pairs between carry their side's last rate and keep none of their own.
     # 1: before every pair. The verdict does not use the bursts (adjust_yardstick is off), and
-    # at a 0.2 s turn two of them are about a sixth of a pair (issue 53).
+    # at a 0.2 s turn two of them are about a sixth of a pair.
     yardstick_every: int = 1
 
     # How a case is judged (SESSION_RULES; a kept file's may be retired): see the module's
@@ -92,7 +92,7 @@ class ABSettings:
     numerics: bool = True
 
     # Alpha spent by information fraction t: alpha t^power (the power family). 2 rather than
-    # 1 (issue 33's): the first looks' intervals are wide on their duets' few degrees of
+    # 1 (the `duets` rule's): the first looks' intervals are wide on their duets' few degrees of
     # freedom whatever they spend, so spending less there leaves more for the later looks,
     # where an unchanged case is decided (benchmarks/ab_designs.py, docs/ab.md).
     spending_power: float = 2.0

@@ -49,7 +49,7 @@ class SpecError(ValueError):
 def kind(spec: str) -> str:
     """current, python, wheel or requirement; a SpecError for anything else. A wheel or a
     requirement may be followed by more requirements, space-separated ("tensorflow-cpu==2.22.0rc0
-    keras==3.15.1": issue 55), installed with it."""
+    keras==3.15.1"), installed with it."""
     first, *extras = spec.split() or [spec]
     found = _kind(first)
     if extras and found in ("current", "python"):

@@ -1,5 +1,5 @@
 """Install what a spec names into a worker environment with everything else held to another
-environment's versions (issue 55): a side that differs only in what the user named.
+environment's versions: a side that differs only in what the user named.
 
 The reference's packages (side A's, or the session's own) go to the installer as constraints,
 less the packages the spec names and the harness. Where the named packages need other versions

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 HARNESS_PATH_ENV = "PYTHONPATH"
-# What the code under test never sees (issue 54): the results store's URL, with its password,
+# What the code under test never sees: the results store's URL, with its password,
 # and the tokens a CI job holds. A worker runs a workload, and side B may be a wheel from a
 # package index: neither needs them, and either could read them. The session keeps them.
 SECRET_NAMES = frozenset({"TFPERF_STORE_URL", "PGPASSWORD", "GH_TOKEN", "GITHUB_TOKEN",
@@ -36,7 +36,7 @@ class Runtime:
     env: tuple[tuple[str, str], ...] = ()
     tensorflow: str = ""  # the version its TensorFlow reports, once probed ("" for current)
     packages: tuple[tuple[str, str], ...] = ()  # every distribution and its version, once probed
-    # The packages its install could not hold at the reference's versions (issue 55): what
+    # The packages its install could not hold at the reference's versions: what
     # had to change besides what the spec names.
     released: tuple[str, ...] = ()
 

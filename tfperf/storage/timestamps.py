@@ -1,4 +1,4 @@
-"""Times in the store (issue 54): timezone-aware, and compared by the database, not as text.
+"""Times in the store: timezone-aware, and compared by the database, not as text.
 
 Before 0005 every time was an ISO 8601 string, so a filter or an ORDER BY compared text: a time
 kept with another offset (+02:00), or without microseconds, sorted out of place. Now a column

@@ -18,6 +18,6 @@ from tfperf.processes import packages
 # After TensorFlow: an environment that has neither is said to lack TensorFlow, the one named.
 keras = importlib.import_module("keras")
 
-# Every distribution and its version: every difference between two sides is listed (issue 55).
+# Every distribution and its version: every difference between two sides is listed.
 print(json.dumps({"tensorflow": tf.__version__, "git": tf.version.GIT_VERSION,
                   "keras": keras.__version__, "packages": packages.installed()}), flush=True)

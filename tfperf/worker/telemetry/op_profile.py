@@ -1,4 +1,4 @@
-"""What a profiled round spent, op by op, and which XLA clusters it ran (issue 55): read from
+"""What a profiled round spent, op by op, and which XLA clusters it ran: read from
 TensorFlow's profiler trace by the worker that wrote it (the pytest process imports no
 TensorFlow), and sent whole in its PROFILED answer for the A/B's where-report
 (tfperf/ab/where.py).

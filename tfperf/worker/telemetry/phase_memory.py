@@ -1,4 +1,4 @@
-"""The allocator's peak in each phase of a case (issue 55): whether a peak is the training
+"""The allocator's peak in each phase of a case: whether a peak is the training
 step's, its compilation's, or the harness's own work in the worker (the yardstick's products,
 the XLA proof's round, the input figures read at the end).
 

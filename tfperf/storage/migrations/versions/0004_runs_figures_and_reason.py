@@ -1,5 +1,5 @@
 """Each run's gated figures, the reason for its verdict and the figures its sanity checks flagged
-as columns (issue 52), filled for the runs kept before from their documents: the dashboard
+as columns, filled for the runs kept before from their documents: the dashboard
 reads columns only, and a verdict is shown with its reason and every figure it judged.
 
 Revision ID: 0004

@@ -1,4 +1,4 @@
-"""Every time column holds an instant, not text (issue 54): each row's ISO string is read and
+"""Every time column holds an instant, not text: each row's ISO string is read and
 written back as its time in UTC, so that filters and ORDER BY compare times. PostgreSQL's
 columns become TIMESTAMP WITH TIME ZONE. SQLite has no time type (a declared type is only an
 affinity): its values become the UTC time as SQLAlchemy's DateTime writes it there, fixed-width

@@ -1,4 +1,4 @@
-"""What the notifier has sent (issue 54): one row a finding and destination, so that a
+"""What the notifier has sent: one row a finding and destination, so that a
 regression, a failure or a culprit reaches people once, however many nights it stays open and
 however often the notifier runs.
 

@@ -1,4 +1,4 @@
-"""What differs between an A/B session's two sides (issue 55): each package at another version
+"""What differs between an A/B session's two sides: each package at another version
 or on one side only, each variable a side adds, the workloads folder; kept with the session, so
 that the dashboard's A/B page says what else changed besides what the user named. Sessions
 kept before have none (NULL): nothing was recorded then.

@@ -15,7 +15,12 @@ a kept file names, without changing how files kept under the other rules are jud
   summed within its duet, and Var = D / (D - 1) x sum of squared duet sums / n^2. A duet's own
   offset moves all its pairs' influences together, so it enters the variance as it is, with no
   test on the data and no floor for it; the pairs' heavy tails enter only through their bounded
-  influence. Its critical values are Student's t on the duets' D - 1 degrees of freedom.
+  influence.
+- **Critical values for the variance as estimated** (`CALIBRATED`, ab_limit_bounds.py): each
+  look's t found by simulation so that each kind's share of first misses by that look is its
+  spending's, the largest over the model's cells (offsets 0-2.5%, normal and t5 tails). The
+  spending's z turned into Student's t on D - 1 degrees of freedom (`critical=()`) is right at
+  each look alone but spends too much over the looks, since each divides by its own SE.
 - **Separate spending for each kind of verdict**, each one-sided at 5%: `same` is wrong only
   where its interval's far edge misses the truth, `slower` and `faster` only where theirs does,
   so each has its own intervals' widths, from its own spending pace over its own looks:
@@ -110,6 +115,9 @@ class Limit:
     same_power: float = 0.5  # alpha (n / last same look)^power spent on `same` by n pairs
     direction_power: float = 3.0  # alpha (n / MAX)^power on `slower` and `faster`
     estimator: str = "trimmed"
+    # Calibrated critical values, (look, t `same`, t `slower`/`faster`) each (ab_limit_bounds.py);
+    # empty: the spending's z turned into Student's t on D - 1 degrees of freedom.
+    critical: tuple[tuple[int, float, float], ...] = ()
 
     def looks(self) -> list[int]:
         """A look every 1 / per_doubling of a doubling, each a whole round of the duets (an
@@ -148,6 +156,39 @@ class Limit:
         return {n: (same.get(n), direction[n]) for n in self.looks()}
 
 
+def critical_t(limit: Limit, look: int, duets: int) -> tuple[float, float]:
+    """The look's critical values for `same` (infinite where it has no `same`: an infinite
+    width never fits inside the floor) and for `slower`/`faster`: the calibrated ones where
+    the limit has them, else the spending's z as Student's t on D - 1 degrees of freedom."""
+    if limit.critical:
+        found = {n: (same, direction) for n, same, direction in limit.critical}
+        if look not in found:
+            raise ValueError(f"no calibrated critical values at {look} pairs: the table is "
+                             "another schedule's")
+        return found[look]
+    z_same, z_direction = limit.critical_z()[look]
+    direction_c = float(-stdtrit(duets - 1, ndtr(-z_direction)))
+    return (math.inf if z_same is None else float(-stdtrit(duets - 1, ndtr(-z_same))),
+            direction_c)
+
+
+# The critical t of each look (pairs, `same`, `slower`/`faster`) for the rule's default schedule,
+# found by `python benchmarks/ab_limit_bounds.py -n 20000 --seed 177` on 2026-12-06 (the largest
+# over its 7 cells; INF: no `same` at that look). Early directional looks keep the spending's t.
+INF = math.inf
+CALIBRATED: tuple[tuple[int, float, float], ...] = (
+    (32, INF, 179.468), (40, INF, 169.439), (48, INF, 146.146), (56, INF, 127.941),
+    (64, INF, 113.72), (80, INF, 13.089), (88, INF, 13.003), (104, INF, 11.798),
+    (128, 2.751, 10.597), (152, INF, 6.976), (160, 2.975, 7.058), (184, INF, 6.592),
+    (192, 3.057, 6.663), (216, INF, 5.502), (224, 2.944, 5.55), (256, 2.926, 5.206),
+    (288, 2.874, 4.715), (304, INF, 4.706), (320, 2.815, 4.649), (360, INF, 4.255),
+    (384, 2.714, 4.216), (432, INF, 3.931), (448, 2.651, 3.953), (512, 2.664, 3.66),
+    (608, INF, 3.397), (640, 2.569, 3.405), (728, INF, 3.187), (768, 2.547, 3.17),
+    (864, INF, 3.036), (1024, 2.401, 3.175), (1216, INF, 2.645), (1448, INF, 2.35),
+    (1720, INF, 2.067), (2048, INF, 1.8),
+)
+
+
 @dataclass(frozen=True)
 class Judged:
     status: np.ndarray  # a verdict a session
@@ -159,13 +200,10 @@ class Judged:
 def judge(y: np.ndarray, limit: Limit, look: int) -> Judged:
     """The verdict of each session's first `look` pairs (a row of log B/A each, on the
     schedule of limit.duet_numbers) at that look."""
-    z_same, z_direction = limit.critical_z()[look]
     centre, influence = ESTIMATORS[limit.estimator](y[:, :look])
     variance, duets = sandwich(influence, limit.duet_numbers(look))
     se = np.sqrt(variance)
-    direction_c = -stdtrit(duets - 1, ndtr(-z_direction))
-    # No `same` at this look: an infinite width never fits inside the floor.
-    same_c = np.inf if z_same is None else -stdtrit(duets - 1, ndtr(-z_same))
+    same_c, direction_c = critical_t(limit, look, duets)
     low_edge, high_edge = math.log(1 - limit.floor), math.log(1 + limit.floor)
     with np.errstate(invalid="ignore"):
         status = np.select([centre + direction_c * se < low_edge,

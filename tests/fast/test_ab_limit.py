@@ -79,3 +79,64 @@ def test_the_oracle_needs_the_pairs_its_normal_arithmetic_says() -> None:
     assert need == pytest.approx(v[0] * (2 * 1.645 / gap) ** 2, abs=2)
     # Two sessions: the shares average over them, so the noisier one sets the pairs.
     assert ab_bound.fewest(np.array([0.06 ** 2, 0.12 ** 2]), -0.03, 0.015, 0.95) > need
+
+
+ab_limit_bounds = importlib.import_module("ab_limit_bounds")
+ab_limit_replay = importlib.import_module("ab_limit_replay")
+
+
+def test_a_bound_is_found_where_the_share_first_crossed_is_the_share_spent() -> None:
+    # 1,000 sessions' pivots at two looks: -0.000 .. -0.999 at the first, the same reversed at
+    # the second (so the sessions that cross late are others than those that crossed early).
+    first = -np.arange(1000) / 1000
+    t = np.stack([first, first[::-1]], axis=1)
+    found = ab_limit_bounds.bounds_for(t, np.array([0.03, 0.05]), np.array([9.0, 9.0]))
+    # 30 first crossed by the first look: between -T = 0.970 and 0.969; 20 more by the second.
+    assert found[0] == pytest.approx(0.9695)
+    assert np.count_nonzero(-t[:, 0] >= found[0]) == 30
+    crossed = (-t[:, 0] >= found[0]) | (-t[:, 1] >= found[1])
+    assert np.count_nonzero(crossed) == 50
+
+
+def test_too_few_crossings_keep_the_spending_bound_and_a_missing_look_stays_missing() -> None:
+    t = -np.arange(1000)[:, None] / 1000 * np.ones((1, 3))
+    found = ab_limit_bounds.bounds_for(t, np.array([0.001, np.nan, 0.05]),
+                                       np.array([7.0, 8.0, 9.0]))
+    assert found[0] == 7.0 and np.isnan(found[1])  # 1 crossing of the 20 a bound needs
+    assert found[2] == pytest.approx(0.9495)
+
+
+def test_each_kind_spends_its_own_alpha_by_its_own_looks() -> None:
+    limit = ab_limit.Limit()
+    same, direction = ab_limit_bounds.spending_shares(limit)
+    looks = limit.looks()
+    assert np.isnan(same[looks.index(32)]) and same[looks.index(1024)] == pytest.approx(0.05)
+    assert np.isnan(same[looks.index(2048)]) and direction[-1] == pytest.approx(0.05)
+    assert same[looks.index(256)] == pytest.approx(0.05 * 0.5)
+
+
+def test_a_calibrated_table_is_used_as_it_is_and_only_on_its_own_schedule() -> None:
+    limit = ab_limit.Limit(critical=((128, 2.5, 9.0),))
+    assert ab_limit.critical_t(limit, 128, 8) == (2.5, 9.0)
+    with pytest.raises(ValueError, match="another schedule"):
+        ab_limit.critical_t(limit, 160, 10)
+    # Uncalibrated: the spending's z at 128 pairs as t on the 8 duets' 7 degrees of freedom.
+    same, _ = ab_limit.critical_t(ab_limit.Limit(), 128, 8)
+    from scipy.stats import norm, t
+
+    assert same == pytest.approx(t.isf(norm.sf(ab_limit.Limit().critical_z()[128][0]), 7))
+    assert ab_limit.critical_t(ab_limit.Limit(), 32, 4)[0] == math.inf  # no `same` at 32
+
+
+def test_the_calibrated_table_covers_the_rule_s_looks() -> None:
+    table = ab_limit.CALIBRATED
+    limit = ab_limit.Limit(critical=table)
+    assert [n for n, _, _ in table] == limit.looks()
+    assert all(math.isfinite(s) == (n in limit.same_looks) for n, s, _ in table)
+
+
+def test_at_the_floor_s_edge_every_decided_verdict_is_a_one_sided_miss() -> None:
+    assert ab_limit_replay.right_and_wrong(-0.015, 0.015) == ("undecided",
+                                                             ("same", "slower", "faster"))
+    assert ab_limit_replay.right_and_wrong(-0.016, 0.015) == ("slower", ("same", "faster"))
+    assert ab_limit_replay.right_and_wrong(0.014, 0.015) == ("same", ("faster",))

@@ -17,7 +17,6 @@ from tfperf.equivalence import hypothesis_profiles
 from tfperf.equivalence.arms import ArmWorkers
 from tfperf.equivalence.check import EquivalenceCheck
 from tfperf.ground import answers, project
-from tfperf.ground.failures import CaseFailure
 from tfperf.ground.machine import detect
 from tfperf.ground.vocabulary import FINGERPRINT_DIFFERS, NO_HISTORY
 from tfperf.measure.runner_protocol import Runner
@@ -192,10 +191,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     report: pytest.TestReport = yield
     runner = item.config.stash[SESSION].runner
     if runner is not None:
-        failure = call.excinfo.value if call.excinfo is not None else None
-        if report.failed and isinstance(failure, CaseFailure):
-            # The product's answer, not a crash of the harness: its message and where to look
-            # next, not the harness's frames. Any other exception keeps its traceback.
+        callspec = getattr(item, "callspec", None)
+        failure = answers.answered(call.excinfo.value if call.excinfo else None,
+                                   callspec is not None and "perf_case" in callspec.params)
+        if report.failed and failure is not None:
+            # A case's answer, not a crash of the harness: its message and where to look next.
             report.longrepr = answers.shown(failure, runner.where_next(failure))
         runner.reported(item, report)
     return report

@@ -54,7 +54,7 @@ def test_a_cost_is_judged_over_the_duets_against_its_own_floor() -> None:
 
 
 def test_where_each_side_s_memory_peak_is_is_said_phase_by_phase() -> None:
-    """Issue 55: each phase's allocator peak, the median over the duets that report it on both
+    """Each phase's allocator peak, the median over the duets that report it on both
     sides, in the order the phases ran; the line names each side's highest."""
     mib = 2**20
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tfperf.ground.answers import GUIDE, shown
+from tfperf.ground.answers import GUIDE, answered, shown
 from tfperf.ground.failures import CAUSES, CaseFailure
 
 
@@ -25,3 +25,11 @@ def test_a_crash_names_its_log_once() -> None:
     named = CaseFailure("crash", "worker killed by SIGSEGV (log: logs/case.log)", "", "",
                         "logs/case.log")
     assert shown(named, []).count("logs/case.log") == 1
+
+
+def test_only_a_case_s_classified_failure_is_an_answer_the_rest_keep_their_traceback() -> None:
+    failure = CaseFailure("regression", "throughput -40%")
+    assert answered(failure, in_a_case=True) is failure
+    assert answered(failure, in_a_case=False) is None  # the XLA check's arm, a setup
+    assert answered(KeyError("resnet20"), in_a_case=True) is None  # the harness's own error
+    assert answered(None, in_a_case=True) is None

@@ -201,7 +201,7 @@ def test_a_culprit_of_twice_the_floor_is_named_wrongly_at_most_5_percent(
 
 
 def test_what_else_differs_between_a_step_s_sides_is_in_the_report() -> None:
-    """Issue 55: a step whose sides differ beyond their candidates (a development keras came
+    """A step whose sides differ beyond their candidates (a development keras came
     along with one) says so in the bisection's report and keeps it in its document."""
     speeds = simulate.profile(4, {3: 0.10})
     exact = _exact(speeds)

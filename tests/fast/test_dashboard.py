@@ -66,7 +66,7 @@ def test_a_machine_s_line_has_a_gap_where_a_run_lacks_the_figure_and_each_build_
 
 def test_failures_show_their_log_tails_and_each_bisection_has_its_page_of_steps(
         tmp_path: Path) -> None:
-    """Issue 54: a failure's last lines of log, kept by the store, are on its case's page (the
+    """A failure's last lines of log, kept by the store, are on its case's page (the
     path on the runner is not enough); a bisection is on the front page, with a page of its
     steps linking each to its A/B session. (Rendered in Chromium: tests/real/test_dashboard.py.)"""
     store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
@@ -114,7 +114,7 @@ def _measured(store: ResultsStore, session: str, day: int, rates: dict[str, tupl
 
 def test_findings_have_a_page_with_their_history_and_a_feed_and_pages_link_each_other(
         tmp_path: Path) -> None:
-    """Issue 54: the regressions page (every finding, open ones first, with the examples/s
+    """The regressions page (every finding, open ones first, with the examples/s
     before and during), its Atom feed with absolute links under the site's address, any two
     sessions' data for compare.html, and the links between cases, runs, A/B sessions and
     bisections. (Rendered in Chromium: tests/real/test_dashboard.py.)"""

@@ -225,19 +225,23 @@ def test_a_cpu_case_judged_only_against_the_shipped_entry_says_so_in_one_line() 
     of a shared kind; the change is shown apart, with one line saying what it can judge."""
     shipped = Sources(entry([run(400, d) for d in range(1, 4)]))
     first = case_verdict.assess(run(900, 20), shipped, gate_rules.GateRules({}), GateSettings())
-    assert first.shipped_only == "entry 1 of 2026-11-01"
+    assert first.entry_only == "baseline entry 1 of 2026-11-01"
     mixed = Sources(entry([run(400, d) for d in range(1, 4)]), [run(880, 10)])
     assert case_verdict.assess(run(900, 20), mixed, gate_rules.GateRules({}),
-                               GateSettings()).shipped_only == ""
+                               GateSettings()).entry_only == ""
     case = Case("resnet20", "cpu", 1, "off", "NHWC", "default", "single", "fp32")
     lines = summary_table.table([CaseRecord(case, {"examples_per_sec": 900.0}, first)])
     assert "(+125.0%)" in lines[2]
-    (note,) = [line for line in lines if "shipped" in line]
-    assert note.startswith("(1 cases: change against the shipped CPU entry 1 of 2026-11-01 "
-                           "only, measured on another day on another host")
+    (note,) = [line for line in lines if "baseline entry" in line]
+    assert note.startswith("(1 case: change in parentheses against the baseline entry 1 of "
+                           "2026-11-01 only: another day's runs")
+    # An entry of as many runs as settle a history judges finely: no note, the change as is.
+    settled = Sources(entry([run(400, d) for d in range(1, 7)]))
+    assert case_verdict.assess(run(900, 20), settled, gate_rules.GateRules({}),
+                               GateSettings()).entry_only == ""
     # The same history on a GPU is the team's own runner's: no note, the change as it is.
     gpu = Case("resnet20", "gpu", 1, "off", "NHWC", "default", "single", "fp32")
-    assert not any("shipped" in line for line in summary_table.table(
+    assert not any("baseline entry" in line for line in summary_table.table(
         [CaseRecord(gpu, {"examples_per_sec": 900.0}, first)]))
 
 

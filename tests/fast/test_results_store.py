@@ -135,7 +135,7 @@ def test_a_run_added_now_has_its_reason_and_figures_as_columns(tmp_path: Path) -
 
 
 def test_a_store_at_0003_keeps_every_row_and_its_times_become_instants(tmp_path: Path) -> None:
-    """Issue 54: times kept as text in every zone and shape an ISO 8601 writer uses are brought
+    """Times kept as text in every zone and shape an ISO 8601 writer uses are brought
     to timestamps on open, each the same instant, compared by the database. (PostgreSQL:
     tests/real/test_results_store.py.)"""
     url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
@@ -174,7 +174,7 @@ def test_a_time_that_is_not_one_stops_the_migration_and_leaves_the_store_as_it_w
 
 
 def test_a_measured_file_s_failures_are_imported_once_each(tmp_path: Path) -> None:
-    """Issue 54: a session file keeps its failures beside its runs; importing it adds them, a
+    """A session file keeps its failures beside its runs; importing it adds them, a
     case that failed twice (its call, then its teardown) as one, and importing again adds
     nothing."""
     crash = FailureRow("c1", utc("2026-11-28T01:00:00+00:00"), "crash", "measuring",
@@ -197,3 +197,46 @@ def test_a_measured_file_s_failures_are_imported_once_each(tmp_path: Path) -> No
             ("c2", "timeout", "worker killed by SIGSEGV", "Fatal Python error")]
     finally:
         store.close()
+
+
+def test_a_file_or_an_export_kept_with_a_glued_status_enters_the_store_as_the_status_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Importing a session file, or loading an export, made before a status and its reason
+    were apart brings no `faster: baseline stale` back: the dashboard and the findings read."""
+    from tests.helpers import in_process
+    from tfperf.commands import tfperf_store
+    from tfperf.dashboard import site_data
+    from tfperf.storage import exports, findings
+
+    run = {**gate_runs.run(1150.0, 5).to_json(), "verdict": "faster: baseline stale",
+           "reason": "faster: throughput +15.0% (...): baseline stale"}
+    kept = tmp_path / "kept" / f"{run['session']}.json"
+    kept.parent.mkdir()
+    kept.write_text(json.dumps({"format": "tfperf-session/1", "session": run["session"],
+                                "tier": "smoke", "machine_key": "k", "runs": [run]}))
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    done = in_process.run(tfperf_store.main, "--store", url, "import", str(kept), capsys=capsys)
+    assert done.code == 0, done
+    store = ResultsStore.open(url)
+    try:
+        with store.engine.connect() as connection:
+            (verdict,) = connection.execute(sa.select(tables.runs.c.verdict)).scalars()
+        assert verdict == "faster" and store.runs()[0]["verdict"] == "faster"
+        site_data.read(store)
+        findings.read(store.engine)
+        exports.export(store.engine, tmp_path / "export", "jsonl")
+    finally:
+        store.close()
+    # An export made before: its runs' verdicts spelt the old way, loaded into a new store.
+    (rows,) = [p for p in (tmp_path / "export").iterdir() if p.name.startswith("runs")]
+    lines = [json.loads(line) for line in rows.read_text().splitlines()]
+    for line in lines:
+        line["verdict"] = line["document"]["verdict"] = "faster: baseline stale"
+    rows.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    again = ResultsStore.open(f"sqlite:///{tmp_path / 'again.sqlite3'}")
+    try:
+        exports.load(again.engine, exports.read(tmp_path / "export")[1])
+        assert again.runs()[0]["verdict"] == "faster"
+        site_data.read(again)
+    finally:
+        again.close()

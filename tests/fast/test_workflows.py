@@ -109,7 +109,7 @@ def test_the_nightly_writes_to_the_team_store_and_publishes_the_dashboard() -> N
 
 def test_findings_reach_people_with_the_webhook_in_one_step_and_a_comment_from_base_code(
         ) -> None:
-    """Issue 54: the webhook's URL (a secret) is in the one step that posts; the pull request's
+    """The webhook's URL (a secret) is in the one step that posts; the pull request's
     comment is written by the base branch's code, for this repository's pull requests only."""
     jobs = load("nightly.yml")["jobs"]
     holders = [(name, step) for name, job in jobs.items() for step in job["steps"]
@@ -127,7 +127,7 @@ def test_findings_reach_people_with_the_webhook_in_one_step_and_a_comment_from_b
 
 
 def test_the_dashboard_goes_to_github_pages_where_the_repository_asks_for_it() -> None:
-    """Issue 54: deployable as GitHub Pages from the nightly, with the feed's links absolute
+    """Deployable as GitHub Pages from the nightly, with the feed's links absolute
     under the site's address; a job that publishes and runs nothing of the repository."""
     jobs = load("nightly.yml")["jobs"]
     keep = jobs["keep-history"]["steps"]

@@ -316,7 +316,7 @@ def _versions(environment: Path) -> dict[str, str]:
 
 def test_a_side_holds_the_reference_s_versions_but_what_its_requirements_move(
         tmp_path: Path) -> None:
-    """Issue 55, through uv and the package index (small packages, no TensorFlow, so the probe
+    """Through uv and the package index (small packages, no TensorFlow, so the probe
     says so): everything the spec does not name stays at the reference's versions; pluggy,
     which pytest 8.3.5 needs newer, is released and said; --perf-env-float's build resolves
     afresh, in an environment of its own."""

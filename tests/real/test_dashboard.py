@@ -178,7 +178,7 @@ def _session_rates(site: Path, file: str) -> dict[str, float]:
 
 def test_any_two_sessions_compare_and_the_findings_page_and_feed_open(browser: Any, site: Path
                                                                       ) -> None:
-    """Issue 54: compare.html shows B/A per case of two sessions (by default the newest and the
+    """Compare.html shows B/A per case of two sessions (by default the newest and the
     one before it on its machine; any other chosen, the address keeping the choice), and the
     regressions page opens and leads to its cases. Offline, with no console error."""
     listed = json.loads((site / "static" / "sessions.js").read_text()

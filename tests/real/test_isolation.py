@@ -93,7 +93,7 @@ CAUSES = {"flat_loss": "loss_not_falling", "exhausts_memory": "out_of_memory",
 
 def _every_failure_reaches_a_store_built_from_the_kept_file(
         project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 54: a nightly without PostgreSQL keeps the session files (perf-history) and
+    """A nightly without PostgreSQL keeps the session files (perf-history) and
     builds its dashboard from a store it imports them into: the file holds every failure, with
     its log's last lines, and the dashboard shows each on its case's page."""
     (kept,) = (project / ".perf-results" / "history" / "results").glob("*.json")

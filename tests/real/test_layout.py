@@ -125,7 +125,7 @@ def test_the_fast_lane_imports_no_tensorflow() -> None:
 
 
 def test_the_package_installs_without_its_dev_extras_and_collects_a_case(tmp_path: Path) -> None:
-    """Issue 54: every runtime import is declared. A fresh environment gets tfperf and its pinned
+    """Every runtime import is declared. A fresh environment gets tfperf and its pinned
     runtime dependencies only: no dev extras and no TensorFlow, which the pytest process never
     imports. There `pytest --help` lists the perf options and the suite collects a case. (Its
     workload catalog, which a process with TensorFlow reads, is the one this process read,

@@ -302,7 +302,7 @@ def test_the_dashboard_builds_from_a_store_as_a_role_that_may_only_read(
 
 def test_an_export_loads_into_postgresql_and_the_store_goes_on_from_there(
         postgres: Server, tmp_path: Path) -> None:
-    """Issue 54's round trip across databases: SQLite's rows exported as JSON lines load into
+    """The round trip across databases: SQLite's rows exported as JSON lines load into
     PostgreSQL with their ids, the export of that is the same, and a session's next row takes
     a new id (the id sequences were moved past the loaded rows)."""
     source = ResultsStore.open(database.default_url(tmp_path / "sqlite"))
@@ -327,7 +327,7 @@ def test_an_export_loads_into_postgresql_and_the_store_goes_on_from_there(
 
 def test_a_postgresql_store_at_0003_keeps_every_row_and_its_times_become_instants(
         postgres: Server) -> None:
-    """Issue 54, as tests/fast/test_results_store.py on SQLite: the columns become TIMESTAMP
+    """As tests/fast/test_results_store.py on SQLite: the columns become TIMESTAMP
     WITH TIME ZONE, each row's text the same instant, compared by the server."""
     url = postgres.new_database(f"store_{uuid.uuid4().hex[:12]}")
     old_times.fill_at_0003(url)

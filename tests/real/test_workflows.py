@@ -91,7 +91,7 @@ def test_the_history_is_kept_and_restored_through_a_real_remote(tmp_path: Path) 
 
 
 def test_the_history_token_never_reaches_git_s_command_line(tmp_path: Path) -> None:
-    """Issue 54: restore-history.sh authenticates its fetch through git's environment, not its
+    """Restore-history.sh authenticates its fetch through git's environment, not its
     arguments (which any process on the runner can read in /proc and a log may keep)."""
     remote = tmp_path / "remote.git"
     _git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
@@ -151,7 +151,7 @@ def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str
 
 
 def test_a_scheduled_night_without_a_candidate_runs_no_a_b(tmp_path: Path) -> None:
-    """Issue 54: no candidate input and none newer on the index is no A/B (said by
+    """No candidate input and none newer on the index is no A/B (said by
     tfperf-candidate in one line); one found is A/Bed; a named one is used as given."""
     script = _step_script("candidate", "A/B of the candidate TensorFlow against the pinned one")
     none = _runner(tmp_path / "none", "")

@@ -1,4 +1,4 @@
-"""Issue 53: is every look's A/B interval valid? Simulated sessions (tfperf/ab/simulate.py)
+"""Is every look's A/B interval valid? Simulated sessions (tfperf/ab/simulate.py)
 judged by the verdict code itself, over the grid where real sessions have been measured and
 beyond it: per-pair SD 0.5-10%, a duet's own offset 0.3-2.5% SD, normal and heavy-tailed noise,
 counterbalanced orders with a second-turn effect.
@@ -9,10 +9,10 @@ counterbalanced orders with a second-turn effect.
   verdict (`slower`, then `same`) comes in at most its share of alpha (alpha / 2: the interval
   misses on that side) plus two standard errors.
 
-These checks see an invalid interval (test_the_checks_fail_on_the_rules_before): the rule issue
-33 shipped (`duets`, its degrees of freedom chosen by whether the floor binds) fails the first
+These checks see an invalid interval (test_the_checks_fail_on_the_rules_before): the `duets`
+rule (its degrees of freedom chosen by whether the floor binds) fails the first
 where duets lie 1.5% apart against pairs of 1%, and pairs judged as independent (`spending`)
-fail both wherever processes differ. Issue 33's rule stayed within the second: its one-sided
+fail both wherever processes differ. The `duets` rule stayed within the second: its one-sided
 wrong verdicts at the floor's edge came to 1.0-2.4% of 1500-3000 sessions in every cell tried
 (per-pair SD 0.5-3%, duets 1-2.5%), within 2.5% and its two standard errors.
 """
@@ -31,9 +31,9 @@ from tfperf.options.ab_settings import ABSettings
 SHIPPED = ABSettings()
 # The `duets` rule, as older kept sessions ran: degrees of freedom chosen by whether the floor binds, 95%, a
 # relay every 16 pairs, alpha spent evenly at each doubling.
-ISSUE_33 = ABSettings(look_rule="duets", alpha=0.05, relay=16, spending_power=1,
+DUETS = ABSettings(look_rule="duets", alpha=0.05, relay=16, spending_power=1,
                       half_doubling=False)
-INDEPENDENT = replace(ISSUE_33, look_rule="spending")  # the oldest kept sessions' rule
+INDEPENDENT = replace(DUETS, look_rule="spending")  # the oldest kept sessions' rule
 
 # (cell, sessions): the close calls (duets far apart against quiet pairs, where the first looks'
 # four duets may hide them) get the most sessions.
@@ -103,10 +103,10 @@ def test_a_one_sided_wrong_verdict_at_the_floor_s_edge_stays_within_its_share(
 
 
 def test_the_checks_fail_on_the_rules_before() -> None:
-    """The checks above see an invalid interval. Issue 33's rule, at per-pair SD 1% and duets
+    """The checks above see an invalid interval. The `duets` rule, at per-pair SD 1% and duets
     1.5% apart over 3000 sessions (two standard errors of 0.8%): every look held in 93.3%.
     Pairs as independent: both checks fail where processes differ by 1%."""
-    assert coverage_fails(ISSUE_33, Conditions(1.0, 0.01, 0.015), 3000) is not None
+    assert coverage_fails(DUETS, Conditions(1.0, 0.01, 0.015), 3000) is not None
     offsets = CELLS[1][0]
     assert coverage_fails(INDEPENDENT, offsets, 600) is not None
     assert edge_fails(INDEPENDENT, offsets, 600) is not None

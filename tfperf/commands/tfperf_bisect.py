@@ -164,8 +164,7 @@ def _bisect(argv: Sequence[str] | None) -> int:
         parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
                      "--pairs, --floor and candidates instead")
     layout, _ = arguments.fill_folders(args, parser, "tests")
-    if args.store:
-        arguments.store_url(args, layout.history, parser)
+    arguments.store_url(args, layout.history, parser)  # $TFPERF_STORE_URL too, before any step
     request = bisection.Request(
         _range(args), tuple(pytest_args), args.tests, args.floor, args.step_floor, args.pairs,
         args.confirm_pairs, args.each, args.budget, args.step_timeout, args.reports, args.store)

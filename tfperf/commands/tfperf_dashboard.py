@@ -25,6 +25,7 @@ from tfperf.commands import arguments
 from tfperf.dashboard import site_data
 from tfperf.dashboard.site import build
 from tfperf.ground import project
+from tfperf.storage.errors import StorageError
 
 
 def _site_url(text: str) -> str:
@@ -52,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = arguments.open_store(args, layout.history, parser, create=False)
     try:
         data = site_data.read(store)
+    except StorageError as error:  # a row none of its vocabulary's values: one line
+        print(f"tfperf-dashboard: {error}", file=sys.stderr)
+        return 2
     finally:
         store.close()
     count = build(data, site, base_url=args.url or "")

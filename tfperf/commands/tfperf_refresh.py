@@ -186,8 +186,12 @@ def collect(sessions: Sequence[Sequence[Run]], max_spread: float) -> dict[str, l
     return cases
 
 
-def _nightly(url: str, key: str) -> list[Run]:
-    store = ResultsStore.open(url)
+def _nightly(url: str, key: str, history: Path) -> list[Run]:
+    """The nightly runs of this machine key in the store; none where the history folder's own
+    store was never made. A store named by --store or $TFPERF_STORE_URL must be there."""
+    if url == database.default_url(history) and not (history / database.FILE_NAME).is_file():
+        return []
+    store = ResultsStore.open(url, create=False)
     try:
         return StoredRuns(store, key).all()
     finally:
@@ -201,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     layout, given = arguments.fill_folders(args, parser, "tests", "baselines", "history")
     # Checked before any session is measured, not when the nightly's runs are read after.
     url = arguments.store_url(args, args.history, parser)
+    if url != database.default_url(args.history):  # a store named: it must be there
+        arguments.open_store(args, args.history, parser, create=False).close()
     if args.store is not None:
         given.add("store")
     key = detect().key()
@@ -223,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif target is None:
             kept = kept_folder(layout.results)
             measured = collect(run_sessions(args, kept), args.max_spread / 100)
-        nightly = _nightly(url, key)
+        nightly = _nightly(url, key, args.history)
         limit = GateSettings().history_limit
 
         def cases_over(current: Entry | None) -> dict[str, CaseBaseline]:

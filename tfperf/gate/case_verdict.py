@@ -62,9 +62,9 @@ class CaseGate:
     waiver_note: str = ""
     unjudged: str = ""  # why the gate did not judge this run at all
     profile: str = ""  # the profiler trace of a confirmed regression's re-run
-    # Set where every run of the history is the shipped entry's (none of this machine's own):
-    # which entry, so that a report says what such a history can judge.
-    shipped_only: str = ""
+    # Set where the whole history is a baseline entry's few runs (none of this machine's own,
+    # and too few to settle): which entry, so that a report says what such a history can judge.
+    entry_only: str = ""
 
     @property
     def flagged(self) -> list[MetricVerdict]:
@@ -127,10 +127,11 @@ def assess(run: Run, sources: Sources, rules: GateRules, settings: GateSettings)
         verdicts.append(statistics.judge(metric, now, past, settings, floor, spread,
                                    baseline.kept_spread if baseline else None))
     entry_runs = {id(r) for r in baseline.runs} if baseline else set()
-    shipped = f"entry {sources.entry.version} of {sources.entry.when[:10]}" \
-        if sources.entry and all(id(r) in entry_runs for r in history) else ""
+    only = sources.entry is not None and len(history) < settings.settle \
+        and all(id(r) in entry_runs for r in history)
     return CaseGate(run, tuple(verdicts), tuple(history), _overall(verdicts), "", soft_note,
-                    shipped_only=shipped)
+                    entry_only=f"baseline entry {sources.entry.version} of "
+                               f"{sources.entry.when[:10]}" if only and sources.entry else "")
 
 
 def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: GateSettings,

@@ -11,8 +11,8 @@ from tfperf.ground.failures import CaseFailure, Cause
 
 # The guide that explains each cause, and what a person usually does next.
 GUIDE: dict[Cause, str] = {
-    "crash": "the stack above is the one faulthandler wrote as the worker died; the whole log "
-             "is in the worker's log (docs/results.md, docs/clusters.md)",
+    "crash": "where the worker's log had one, the stack above is the one faulthandler wrote "
+             "as it died; the whole log is kept (docs/results.md, docs/clusters.md)",
     "out_of_memory": "a smaller --perf-batch-size, or a case with more devices (docs/results.md)",
     "timeout": "--perf-timeout sets a case's limit; the log says the last phase (docs/results.md)",
     "compile_error": "the log has the tracing or XLA error; reproduce it with -k and this case id",
@@ -31,6 +31,13 @@ GUIDE: dict[Cause, str] = {
     "costs_more": "the cost verdicts (compile time, peak memory): docs/ab.md",
     "numerics_differ": "the numerics verdict and its tolerances: docs/ab.md",
 }
+
+
+def answered(error: BaseException | None, in_a_case: bool) -> CaseFailure | None:
+    """The failure pytest shows as an answer: a case's CaseFailure. Anything else keeps its
+    traceback: the harness's own errors, and a check outside the cases (the XLA equivalence
+    property, whose falsifying example travels with its exception)."""
+    return error if in_a_case and isinstance(error, CaseFailure) else None
 
 
 def shown(failure: CaseFailure, where: list[str]) -> str:

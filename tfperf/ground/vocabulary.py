@@ -55,6 +55,14 @@ FINGERPRINT_DIFFERS: Final = "fingerprint differs"
 # "" for a run no gate judged (a baseline refresh's sessions).
 RunVerdict = Literal[""] | CaseStatus
 NOT_JUDGED: Final = ""
+# Statuses kept with their reason glued on, each read as the status alone (its reason is kept
+# apart): wherever a kept run's verdict enters the product (a file read, a row imported or
+# loaded), so that none reaches the store or a reader in the old spelling.
+OLD_STATUSES: dict[str, str] = {"faster: baseline stale": "faster"}
+
+
+def current_status(kept: str) -> str:
+    return OLD_STATUSES.get(kept, kept)
 
 # Why a case failed (tfperf.ground.failures): the end-of-run table shows `FAILED (cause)`.
 Cause = Literal[

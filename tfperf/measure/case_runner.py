@@ -156,7 +156,7 @@ class CaseRunner:
     def finish(self, reports_dir: Path) -> None:
         # A yardstick is judged against the session's other cases only once all have run.
         sanity.flag_between_cases([r.extra_info for r in self.records])
-        self.history_file = self.keep_runs() or self.history_file
+        self.history_file = self.keep_runs(refresh=True) or self.history_file
         failed = {f.case_id for f in self.failures}
         gates = [r.gate for r in self.records if r.gate is not None and r.case.id not in failed]
         if gates or self.failures:
@@ -211,15 +211,16 @@ class CaseRunner:
         self._judge(record, spec, measured, benchmark)
         return record
 
-    def keep_runs(self) -> Path | None:
+    def keep_runs(self, refresh: bool = False) -> Path | None:
         """Write every finished case to the store, then the session's history file from it
         (atomically): the file is the store's export of the session (session_export.py)."""
         runs = [r.run for r in self.records if r.run is not None]
         if self.keeper is None or (not runs and not self.failures):
             return None  # no store: a session opens one before its first case (keep_in)
-        self.keeper.runs(runs, {r.case.id: r.extra_info for r in self.records})
-        return session_export.write(self.keeper.store, session_files.History(
-            self.options.history_dir), self.session, self.options.tier.label, self.machine.key())
+        return session_export.keep(self.keeper, session_files.History(self.options.history_dir),
+                                   self.options.tier.label, runs,
+                                   {r.case.id: r.extra_info for r in self.records}, self.failures,
+                                   refresh)
 
     def _run_of(self, case: Case, spec: WorkerSpec, measured: Measured,
                 scaling_efficiency: float | None) -> session_files.Run:

@@ -28,7 +28,7 @@ def _row(record: CaseRecord) -> list[str]:
     base = verdict.baseline if verdict else None
     change = verdict.change if verdict else None
     z = verdict.z if verdict else None
-    shipped = _shipped_only(record)
+    shipped = _entry_only(record)
     return [
         record.case.id,
         _outcome(record),
@@ -50,24 +50,26 @@ HEADER = ["case", "result", "ex/s", "history", "change", "z", "step ms", "MFU", 
           "loss"]
 
 
-def _shipped_only(record: CaseRecord) -> str:
-    """The shipped entry a CPU case's whole history comes from, if it does: another day on
-    another host of a shared kind, which the change column must not read as this machine's."""
+def _entry_only(record: CaseRecord) -> str:
+    """The baseline entry a CPU case's whole, unsettled history comes from, if it does: runs of
+    another day, and on a shared host kind maybe of another host, which the change column must
+    not read as this machine's."""
     gate = record.gate
-    return gate.shipped_only if gate is not None and record.case.device_kind == "cpu" else ""
+    return gate.entry_only if gate is not None and record.case.device_kind == "cpu" else ""
 
 
-def shipped_note(records: Sequence[CaseRecord]) -> list[str]:
-    """One line where some CPU cases are judged only against the shipped entry."""
-    entries = sorted({s for r in records if (s := _shipped_only(r))})
+def entry_note(records: Sequence[CaseRecord]) -> list[str]:
+    """One line where some CPU cases are judged only against a baseline entry's few runs."""
+    entries = sorted({s for r in records if (s := _entry_only(r))})
     if not entries:
         return []
-    count = sum(1 for r in records if _shipped_only(r))
-    return [f"({count} cases: change against the shipped CPU {', '.join(entries)} only, "
-            "measured on another day on another host of this shared kind, where speed varies "
-            "2-3x: it judges only a gross change (a 2x slowdown, a kernel fallback, XLA off by "
-            "mistake), not a few percent; this machine's own runs become the history from now "
-            "on, and judge finely once they settle (docs/gate.md))"]
+    count = sum(1 for r in records if _entry_only(r))
+    return [f"({count} {'case' if count == 1 else 'cases'}: change in parentheses against "
+            f"the {', '.join(entries)} only: another day's runs, on CPU hosts of a shared kind "
+            "maybe another host's, where speed varies 2-3x; until 5 runs settle the history it "
+            "judges only a gross change (a 2x slowdown, a kernel fallback, XLA off by mistake), "
+            "not a few percent; this machine's own runs join the history from now on "
+            "(docs/gate.md))"]
 
 
 def table(records: Sequence[CaseRecord]) -> list[str]:
@@ -76,7 +78,7 @@ def table(records: Sequence[CaseRecord]) -> list[str]:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.extend(shipped_note(records))
+    lines.extend(entry_note(records))
     for record in records:
         if record.failure is not None:
             lines.append(f"{record.case.id}: {record.failure.cause}: {record.failure.message}")

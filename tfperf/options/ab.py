@@ -46,8 +46,10 @@ def add(group: Any) -> None:
     group.addoption("--perf-ab-side-a-workloads", metavar="DIR",
                     help="Side A's workloads folder (default: the session's), e.g. the main "
                          "branch's, to compare a changed model with it.")
+    metavars = {"--perf-baseline": "SPEC", "--perf-baseline-env": "NAME=VALUE",
+                "--perf-baseline-workloads": "DIR"}
     for old, new in RENAMED.items():
-        group.addoption(old, metavar=new.removeprefix("--perf-ab-side-a").upper() or "SPEC",
+        group.addoption(old, metavar=metavars[old],
                         action="append" if old.endswith("-env") else "store",
                         default=[] if old.endswith("-env") else None,
                         help=f"Deprecated: {new}.")
@@ -167,7 +169,12 @@ def _renamed(get: Callable[[str], Any], environ: Mapping[str, str]
             return get(dest)
         if dest.endswith("_env"):  # repeatable: both spellings' variables
             return [*(get(dest) or []), *(get(old_dests[dest]) or [])]
-        return get(dest) or get(old_dests[dest])
+        new, old = get(dest), get(old_dests[dest])
+        if new and old and new != old:
+            raise ValueError(f"--{old_dests[dest].replace('_', '-')} {old!r} and "
+                             f"--{dest.replace('_', '-')} {new!r}: give one (the first is the "
+                             "second's old spelling)")
+        return new or old
 
     side_a = either("perf_ab_side_a") or environ.get(SIDE_A_ENV) or None
     if side_a is None and environ.get(OLD_SIDE_A_ENV):

@@ -162,11 +162,24 @@ def current(connection: sa.Connection) -> str | None:
     return next(iter(found), None)
 
 
-def held(engine: sa.Engine) -> None:
-    """StoreUnavailable, one line, where the database holds no store (no schema yet)."""
+def readable(engine: sa.Engine) -> None:
+    """StoreUnavailable, one line, where a reader cannot read the store as it is: none there
+    (no schema yet), or a schema at another revision than this tfperf's. A reader never
+    migrates: moving a team's store forward would lock out every runner still on the tfperf
+    before, so that is `tfperf-store upgrade`'s, or a session's, to do."""
     with engine.connect() as connection:
-        if current(connection) is None:
-            raise _none_at(engine.url)
+        found = current(connection)
+    if found is None:
+        raise _none_at(engine.url)
+    newest = head()
+    if found < newest:
+        raise StoreUnavailable(f"results store {shown(engine.url)} is at schema revision "
+                               f"{found}, older than this tfperf's {newest}: `tfperf-store "
+                               "upgrade` brings it forward (a session does too)")
+    if found > newest:
+        raise StoreUnavailable(f"results store {shown(engine.url)} is at schema revision "
+                               f"{found}, newer than this tfperf's {newest}: upgrade tfperf "
+                               "to use it")
 
 
 def migrate(engine: sa.Engine, to: str = "head") -> str:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from tfperf.ground.vocabulary import current_status
 from tfperf.storage import files, tables
 from tfperf.storage.errors import StorageError
 
@@ -153,6 +154,11 @@ def load(engine: sa.Engine, found: dict[str, list[dict[str, Any]]]) -> dict[str,
         if held:
             raise StorageError(f"the store holds {held} rows: an export loads into an empty "
                                "store (tfperf-store import adds kept session files to any)")
+        for row in found.get("runs", []):  # an export made before statuses lost their reasons
+            row["verdict"] = current_status(str(row["verdict"]))
+            if isinstance(row.get("document"), dict) and "verdict" in row["document"]:
+                row["document"] = {**row["document"],
+                                   "verdict": current_status(str(row["document"]["verdict"]))}
         for table in TABLES:
             if found[table.name]:
                 connection.execute(table.insert(), found[table.name])

@@ -25,6 +25,7 @@ from tfperf.ground.vocabulary import (
     Cause,
     Outcome,
     Vocabulary,
+    current_status,
 )
 from tfperf.storage import database, tables, timestamps
 from tfperf.storage.errors import StoreUnavailable, known
@@ -89,13 +90,14 @@ class ResultsStore:
     @classmethod
     def open(cls, url: str, create: bool = True) -> ResultsStore:
         """Reach the store and bring its schema forward: StoreUnavailable, one line, if not.
-        A reader (create=False) never makes one: a mistyped URL must not read as a store that
-        lost its data, so it says there is none there."""
+        A reader (create=False) neither makes one (a mistyped URL must not read as a store
+        that lost its data: it says there is none there) nor moves its schema."""
         engine = database.connect(url, create)
         try:
-            if not create:
-                database.held(engine)
-            database.migrate(engine)
+            if create:
+                database.migrate(engine)
+            else:
+                database.readable(engine)
         except StoreUnavailable:
             engine.dispose()
             raise
@@ -140,10 +142,21 @@ class ResultsStore:
         with self.engine.connect() as connection:
             return _case_ids(connection, table, session_id)
 
-    def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]]) -> int:
+    def add_runs(self, session: SessionRow, documents: Iterable[Mapping[str, Any]],
+                 refresh: bool = False) -> int:
         """Add the session's runs (tfperf.storage.session_files.Run's JSON) it does not have yet; how
-        many were added."""
-        return self._add(tables.runs, session, [_run_row(session, d) for d in documents])
+        many were added. With `refresh`, a run it has takes the new document: a live session's
+        last word on its cases (the flags only the whole session can give), never an import's."""
+        rows = [_run_row(session, d) for d in documents]
+        added = self._add(tables.runs, session, rows)
+        if refresh and rows:
+            runs = tables.runs.c
+            with self.engine.begin() as connection:
+                for row in rows:
+                    connection.execute(sa.update(tables.runs).where(
+                        runs.session_id == session.id, runs.case_id == row["case_id"]).values(
+                        document=row["document"], flagged=row["flagged"], mfu=row["mfu"]))
+        return added
 
     def add_failures(self, session: SessionRow, failures: Iterable[FailureRow]) -> int:
         return self._add(tables.failures, session, [
@@ -247,14 +260,17 @@ def _case_ids(connection: sa.Connection, table: sa.Table, session_id: str) -> se
         table.c.session_id == session_id)).scalars())
 
 
-def _run_row(session: SessionRow, document: Mapping[str, Any]) -> dict[str, Any]:
+def _run_row(session: SessionRow, kept: Mapping[str, Any]) -> dict[str, Any]:
+    # A run kept before statuses lost their reasons (`faster: baseline stale`) is stored as now.
+    verdict = current_status(str(kept.get("verdict", "")))
+    document = {**kept, "verdict": verdict} if "verdict" in kept else dict(kept)
     hard = document.get("fingerprint", {}).get("hard", {})
     return {"session_id": session.id, "case_id": document["case_id"],
             "machine_key": session.machine_key, "when": timestamps.utc(document["when"]),
             "tensorflow": str(hard.get("tensorflow") or ""),
             "git_hash": str(hard.get("tensorflow_git") or ""),
             "examples_per_sec": float(document["examples_per_sec"]),
-            "verdict": str(document.get("verdict", "")), "document": dict(document),
+            "verdict": verdict, "document": document,
             "reason": str(document.get("reason") or ""),
             "flagged": str((document.get("figures") or {}).get("figures_flagged") or ""),
             "scaling_efficiency": number(document.get("scaling_efficiency")),

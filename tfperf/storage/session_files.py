@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tfperf.ground.vocabulary import NOT_JUDGED, RUN_VERDICT, RunVerdict
+from tfperf.ground.vocabulary import NOT_JUDGED, RUN_VERDICT, RunVerdict, current_status
 from tfperf.storage import formats, schemas
 from tfperf.storage.errors import known
 from tfperf.storage.files import read_json, write_growing
@@ -26,10 +26,6 @@ from tfperf.storage.fingerprint import Fingerprint
 SESSION_FORMAT = formats.SESSION_FORMAT
 # The figures the gate judges (gate.statistics.METRICS'), each a Run attribute.
 GATED = ("examples_per_sec", "scaling_efficiency", "peak_memory_bytes", "compile_cpu_s")
-
-
-# Statuses kept with their reason glued on, read as the status alone (the reason is kept apart).
-_STATUS_OF_OLD: dict[str, RunVerdict] = {"faster: baseline stale": "faster"}
 
 
 @dataclass(frozen=True)
@@ -92,7 +88,7 @@ class Run:
         """A run from a stored file or the store (`where`), already validated against
         schemas.RUN by its reader; StorageError, naming it, if its verdict is none of a run's."""
         kept = str(data.get("verdict", ""))
-        verdict = known(RUN_VERDICT, _STATUS_OF_OLD.get(kept, kept),
+        verdict = known(RUN_VERDICT, current_status(kept),
                         f"{where}: run of {data['case_id']} in session {data['session']}: its verdict")
         return cls(
             case_id=data["case_id"], fingerprint=Fingerprint.from_json(data["fingerprint"]),

@@ -57,11 +57,11 @@ def session_row(session: str, kind: SessionKind, tier: str, machine_key: str) ->
     return SessionRow(session, kind, tier, machine_key, session_files.commit(), timestamps.now())
 
 
-def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
-              figures: Mapping[str, Mapping[str, Any]] | None = None) -> int:
-    """Add the session's runs the store does not have yet, each with the case's reported
-    figures (`figures`: case id -> pytest-benchmark's extra_info) that are single values:
-    MFU, compile time, step times, time to the first step..."""
+def documents(runs: Iterable[Run], figures: Mapping[str, Mapping[str, Any]] | None = None
+              ) -> list[dict[str, Any]]:
+    """Each run's document as the store keeps it: the run with the case's reported figures
+    (`figures`: case id -> pytest-benchmark's extra_info) that are single values: MFU, compile
+    time, step times, time to the first step..."""
     figures = figures or {}
 
     def kept(case_id: str) -> dict[str, Any]:
@@ -71,7 +71,15 @@ def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
         # What the sanity checks flagged (a list), in one line.
         return {**singles, "figures_flagged": "; ".join(reported.get("figures_flagged") or [])}
 
-    return store.add_runs(row, [{**r.to_json(), "figures": kept(r.case_id)} for r in runs])
+    return [{**r.to_json(), "figures": kept(r.case_id)} for r in runs]
+
+
+def keep_runs(store: ResultsStore, row: SessionRow, runs: Iterable[Run],
+              figures: Mapping[str, Mapping[str, Any]] | None = None, refresh: bool = False
+              ) -> int:
+    """Add the session's runs the store does not have yet (with `refresh`, update those it
+    has), each as `documents` makes it."""
+    return store.add_runs(row, documents(runs, figures), refresh)
 
 
 def failure_json(row: FailureRow) -> dict[str, Any]:
@@ -132,8 +140,9 @@ class Keeper:
         return cls(store, replace(session_row(session, kind, tier, key), differences=differences))
 
     def runs(self, runs: Iterable[Run],
-             figures: Mapping[str, Mapping[str, Any]] | None = None) -> int:
-        return keep_runs(self.store, self.row, runs, figures)
+             figures: Mapping[str, Mapping[str, Any]] | None = None, refresh: bool = False
+             ) -> int:
+        return keep_runs(self.store, self.row, runs, figures, refresh)
 
     def failures(self, failures: Sequence[FailureRow]) -> int:
         return self.store.add_failures(self.row, failures)

@@ -33,7 +33,7 @@ a kept file names, without changing how files kept under the other rules are jud
   last look, 2,048 pairs, is 833 s for resnet20 at a 0.26 s pair: under 15 minutes.
 
     python benchmarks/ab_limit.py                 # the schedule: looks, duets, critical values
-    python benchmarks/ab_limit.py --relay 32 --pair 0.26 --relay-s 3.7 --start 19
+    python benchmarks/ab_limit.py --pair 0.64 --relay-s 3.7 --start 19
 """
 
 from __future__ import annotations
@@ -233,21 +233,21 @@ def sequential(y: np.ndarray, limit: Limit) -> tuple[np.ndarray, np.ndarray]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--relay", type=int, default=Limit.relay)
     parser.add_argument("--pair", type=float, default=0.26, help="seconds a pair")
     parser.add_argument("--relay-s", type=float, default=3.7, help="seconds a relay")
     parser.add_argument("--start", type=float, default=19.0, help="seconds to the first pair")
     args = parser.parse_args()
-    limit = Limit(relay=args.relay)
-    print("| look (pairs) | duets | relays | seconds | z `same` | t `same` | z `slower`/`faster` | "
-          "t `slower`/`faster` |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    limit, calibrated = Limit(), Limit(critical=CALIBRATED)
+    print("| look (pairs) | duets | relays | seconds | `same`: z, its t, calibrated t | "
+          "`slower`/`faster`: z, its t, calibrated t |")
+    print("| ---: | ---: | ---: | ---: | --- | --- |")
     for look, (zs, zd) in limit.critical_z().items():
         duets = int(limit.duet_numbers(look).max()) + 1
         seconds = args.start + args.pair * look + args.relay_s * limit.relays(look)
-        same = "- | -" if zs is None else f"{zs:.2f} | {-stdtrit(duets - 1, ndtr(-zs)):.2f}"
-        print(f"| {look} | {duets} | {limit.relays(look)} | {seconds:.0f} | {same} | {zd:.2f} | "
-              f"{-stdtrit(duets - 1, ndtr(-zd)):.2f} |")
+        (ts, td), (cs, cd) = critical_t(limit, look, duets), critical_t(calibrated, look, duets)
+        same = "-" if zs is None else f"{zs:.2f}, {ts:.2f}, {cs:.2f}"
+        print(f"| {look} | {duets} | {limit.relays(look)} | {seconds:.0f} | {same} | "
+              f"{zd:.2f}, {td:.2f}, {cd:.2f} |")
     return 0
 
 

@@ -128,9 +128,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=8000, help="sessions a cell (and as many mirrored)")
     parser.add_argument("--seed", type=int, default=177)
-    parser.add_argument("--out", type=Path, help="append each cell's bounds (JSON lines)")
+    parser.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+    parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
+                        help="the looks that may say `same` (default: the rule's)")
+    parser.add_argument("--out", type=Path,
+                        help="append each cell's bounds and then the table (JSON lines)")
     args = parser.parse_args()
-    table = calibrate(Limit(), CELLS, args.n, args.seed, args.out)
+    limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
+                  last=args.last)
+    table = calibrate(limit, CELLS, args.n, args.seed, args.out)
+    if args.out:
+        records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,
+                                  "seed": args.seed, "machine_key": detect().key(),
+                                  "same_looks": list(limit.same_looks), "last": limit.last,
+                                  "critical": [[n, None if math.isinf(s) else s, d]
+                                               for n, s, d in table]})
     print("CALIBRATED = (")
     for look, same, direction in table:
         print(f"    ({look}, {'math.inf' if math.isinf(same) else same}, {direction}),")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -192,9 +193,24 @@ CELLS = [Conditions(1.0, 0.01, 0.0), Conditions(1.0, 0.01, 0.015),
 
 
 def chosen(args: argparse.Namespace) -> Limit:
-    """The rule replayed: calibrated bounds (ab_limit_bounds.py) or the spending's t."""
-    return Limit(estimator=args.estimator,
-                 critical=CALIBRATED if args.bounds == "calibrated" else ())
+    """The rule replayed: its `same` looks, and its critical values: the calibrated ones
+    (ab_limit.CALIBRATED), the spending's t, or a table ab_limit_bounds.py kept for these
+    looks (the file's last)."""
+    limit = Limit(estimator=args.estimator,
+                  same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
+                  last=args.last)
+    if args.bounds == "spending":
+        return limit
+    if args.bounds == "calibrated":
+        return replace(limit, critical=CALIBRATED)
+    tables = [row for row in records.rows([Path(args.bounds)]) if row["study"] == "table"
+              and tuple(row["same_looks"]) == limit.same_looks
+              and row.get("last", Limit.last) == limit.last]
+    if not tables:
+        raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks} and a "
+                         f"last look of {limit.last}")
+    return replace(limit, critical=tuple((n, math.inf if s is None else s, d)
+                                         for n, s, d in tables[-1]["critical"]))
 
 
 def grid(args: argparse.Namespace) -> int:
@@ -233,9 +249,13 @@ def main() -> int:
     for each in (real, model):
         each.add_argument("-n", type=int, default=1000, help="sessions a level")
         each.add_argument("--estimator", default="trimmed")
-        each.add_argument("--bounds", choices=("calibrated", "spending"), default="calibrated",
-                          help="critical values: calibrated by ab_limit_bounds.py (default) or "
-                               "the spending's z as t on D - 1 degrees of freedom")
+        each.add_argument("--bounds", default="calibrated", metavar="calibrated|spending|FILE",
+                          help="critical values: ab_limit.CALIBRATED (default), the spending's "
+                               "z as t on D - 1 degrees of freedom, or the last table of a "
+                               "file of ab_limit_bounds.py for these `same` looks")
+        each.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+        each.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
+                          help="the looks that may say `same` (default: the rule's)")
         each.add_argument("--seed", type=int, default=77)
         each.add_argument("--out", type=Path, help="append each level's figures (JSON lines)")
     args = parser.parse_args()

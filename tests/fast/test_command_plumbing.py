@@ -57,6 +57,13 @@ def test_the_gate_reads_no_store_that_is_not_there(tmp_path: Path,
                           "--baselines", str(tmp_path), capsys=capsys)
     assert done.code == 2 and NONE_THERE in done.err, done
     assert not (tmp_path / "typo").exists()
+    # The history folder's own store, never made: the baselines alone are the history.
+    alone = in_process.run(tfperf_gate.main, str(session), "--history", str(tmp_path / "h"),
+                           "--baselines", str(tmp_path), "--reports", str(tmp_path / "r"),
+                           capsys=capsys)
+    assert alone.code == 0 and alone.err.strip().endswith(
+        "judged against the baseline entries alone"), alone
+    assert not (tmp_path / "h").exists()
 
 
 @pytest.mark.parametrize("store_first", [True, False])

@@ -21,7 +21,7 @@ from tfperf.gate import case_verdict, summary_and_trends
 from tfperf.gate import rules as gate_rules
 from tfperf.gate.case_verdict import Sources
 from tfperf.gate.statistics import GateSettings
-from tfperf.storage import session_files
+from tfperf.storage import database, session_files
 from tfperf.storage.errors import StorageError
 from tfperf.storage.files import read_json
 from tfperf.storage.results_store import ResultsStore
@@ -62,8 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
             raise StorageError(f"{args.session} has no valid machine_key")
         rules = gate_rules.load(args.baselines)
-        store = ResultsStore.open(url, create=False)
-        sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"])))
+        if database.never_made(url, args.history):  # the baselines alone are the history
+            print(f"tfperf-gate: results store: there is none at {database.shown(url)}: "
+                  "judged against the baseline entries alone", file=sys.stderr)
+        else:
+            store = ResultsStore.open(url, create=False)
+        sources = Sources.load(args.baselines, key, StoredRuns(store, key, str(data["session"]))
+                               if store else None)
     except (StorageError, gate_rules.RulesError) as error:
         print(f"tfperf-gate: {error}", file=sys.stderr)
         if store is not None:
@@ -73,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Each run confirmed by its kept re-run, as in its session: judged again, the same reason.
     gates = [case_verdict.conclude(case_verdict.assess(run, sources, rules, settings), run.again(),
                                    rules, settings, today) for run in runs]
-    store.close()
+    if store is not None:
+        store.close()
     text = summary_and_trends.markdown(gates, f"{args.session.name} on {key}")
     print(text)
     for line in summary_and_trends.write_reports(gates, args.reports, f"{args.session.name} on {key}"):

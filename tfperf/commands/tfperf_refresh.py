@@ -189,7 +189,7 @@ def collect(sessions: Sequence[Sequence[Run]], max_spread: float) -> dict[str, l
 def _nightly(url: str, key: str, history: Path) -> list[Run]:
     """The nightly runs of this machine key in the store; none where the history folder's own
     store was never made. A store named by --store or $TFPERF_STORE_URL must be there."""
-    if url == database.default_url(history) and not (history / database.FILE_NAME).is_file():
+    if database.never_made(url, history):
         return []
     store = ResultsStore.open(url, create=False)
     try:

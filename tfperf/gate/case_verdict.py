@@ -36,14 +36,14 @@ class Sources:
     stored: StoredRuns | None = None
 
     @classmethod
-    def load(cls, baselines: Path, key: str, stored: StoredRuns) -> Sources:
+    def load(cls, baselines: Path, key: str, stored: StoredRuns | None) -> Sources:
         """The baseline entry is read whole before any case runs: a broken one raises
         StorageError, naming the file. A key with no entry of its own reads the newest entry of
         an old key that baselines/machine_keys.toml maps to it, and the store's runs of those
         keys too."""
         legacy = machine_keys.LegacyKeys.load(baselines)
         return cls(legacy.active_entry(baselines, key),
-                   stored=replace(stored, legacy=legacy.serving(key)))
+                   stored=replace(stored, legacy=legacy.serving(key)) if stored else None)
 
     def runs_of(self, case_id: str) -> list[Run]:
         listed = [r for r in self.nightly if r.case_id == case_id]

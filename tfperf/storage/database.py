@@ -37,6 +37,12 @@ def default_url(history: Path) -> str:
     return f"sqlite:///{history / FILE_NAME}"
 
 
+def never_made(url: str, history: Path) -> bool:
+    """Whether `url` is the history folder's own store and there is none yet: a reader then
+    reads nothing from it (where a store a user named must be there)."""
+    return url == default_url(history) and not (history / FILE_NAME).is_file()
+
+
 def chosen_url(given: str | None, history: Path) -> str:
     """The option's URL, else the environment's (TFPERF_STORE_URL), else the history folder's
     SQLite file."""

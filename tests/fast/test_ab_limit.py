@@ -55,11 +55,11 @@ def test_the_schedule_balances_orders_and_relays_later_duets_less_often() -> Non
 
 def test_same_and_the_directions_spend_their_alpha_apart() -> None:
     bounds = ab_limit.Limit().critical_z()
-    assert bounds[32][0] is None and bounds[128][0] is not None  # no `same` before 128
-    # The first `same` look spends 5% x (128 / 1024)^0.5 one-sided, alone.
+    assert bounds[184][0] is None and bounds[192][0] is not None  # no `same` before 192
+    # The first `same` look spends 5% x (192 / 1024)^0.5 one-sided, alone.
     from scipy.stats import norm
 
-    assert bounds[128][0] == pytest.approx(norm.isf(0.05 * (128 / 1024) ** 0.5), abs=1e-3)
+    assert bounds[192][0] == pytest.approx(norm.isf(0.05 * (192 / 1024) ** 0.5), abs=1e-3)
     # The directions spend late: their last bound is below their first.
     assert bounds[2048][1] < bounds[32][1]
 
@@ -69,7 +69,11 @@ def test_plain_sessions_are_judged_plainly() -> None:
     flat = np.zeros((1, limit.last))
     slow = np.full((1, limit.last), math.log(0.9))
     status, pairs = ab_limit.sequential(np.vstack([flat, slow]), limit)
-    assert list(status) == ["same", "slower"] and list(pairs) == [128, 32]
+    assert list(status) == ["same", "slower"] and list(pairs) == [192, 32]
+    # So with the calibrated critical values.
+    calibrated = ab_limit.Limit(critical=ab_limit.CALIBRATED)
+    status, pairs = ab_limit.sequential(np.vstack([flat, slow]), calibrated)
+    assert list(status) == ["same", "slower"] and list(pairs) == [192, 32]
 
 
 def test_the_oracle_needs_the_pairs_its_normal_arithmetic_says() -> None:
@@ -120,11 +124,11 @@ def test_a_calibrated_table_is_used_as_it_is_and_only_on_its_own_schedule() -> N
     assert ab_limit.critical_t(limit, 128, 8) == (2.5, 9.0)
     with pytest.raises(ValueError, match="another schedule"):
         ab_limit.critical_t(limit, 160, 10)
-    # Uncalibrated: the spending's z at 128 pairs as t on the 8 duets' 7 degrees of freedom.
-    same, _ = ab_limit.critical_t(ab_limit.Limit(), 128, 8)
+    # Uncalibrated: the spending's z at 192 pairs as t on the 12 duets' 11 degrees of freedom.
+    same, _ = ab_limit.critical_t(ab_limit.Limit(), 192, 12)
     from scipy.stats import norm, t
 
-    assert same == pytest.approx(t.isf(norm.sf(ab_limit.Limit().critical_z()[128][0]), 7))
+    assert same == pytest.approx(t.isf(norm.sf(ab_limit.Limit().critical_z()[192][0]), 11))
     assert ab_limit.critical_t(ab_limit.Limit(), 32, 4)[0] == math.inf  # no `same` at 32
 
 

@@ -117,9 +117,16 @@ class Limit:
     same_power: float = 0.5  # alpha (n / last same look)^power spent on `same` by n pairs
     direction_power: float = 3.0  # alpha (n / MAX)^power on `slower` and `faster`
     estimator: str = "trimmed"
+    trim: float = TRIM  # the share cut from each end by the trimmed mean
     # Calibrated critical values, (look, t `same`, t `slower`/`faster`) each (ab_limit_bounds.py);
     # empty: the spending's z turned into Student's t on D - 1 degrees of freedom.
     critical: tuple[tuple[int, float, float], ...] = ()
+
+    def estimate(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's estimate and its pairs' influences, by the rule's estimator."""
+        if self.estimator == "trimmed":
+            return trimmed(y, self.trim)
+        return ESTIMATORS[self.estimator](y)
 
     def looks(self) -> list[int]:
         """A look every 1 / per_doubling of a doubling, each a whole round of the duets (an
@@ -202,7 +209,7 @@ class Judged:
 def judge(y: np.ndarray, limit: Limit, look: int) -> Judged:
     """The verdict of each session's first `look` pairs (a row of log B/A each, on the
     schedule of limit.duet_numbers) at that look."""
-    centre, influence = ESTIMATORS[limit.estimator](y[:, :look])
+    centre, influence = limit.estimate(y[:, :look])
     variance, duets = sandwich(influence, limit.duet_numbers(look))
     se = np.sqrt(variance)
     same_c, direction_c = critical_t(limit, look, duets)

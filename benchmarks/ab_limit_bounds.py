@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from ab_limit import ESTIMATORS, Limit, critical_t, sandwich  # sibling studies
+from ab_limit import Limit, critical_t, sandwich  # sibling studies
 from ab_limit_replay import modelled
 from lab import records
 
@@ -49,7 +49,7 @@ def pivots(y: np.ndarray, limit: Limit) -> np.ndarray:
     """Each session's estimate over its SE at each of the limit's looks (sessions x looks)."""
     found = []
     for look in limit.looks():
-        centre, influence = ESTIMATORS[limit.estimator](y[:, :look])
+        centre, influence = limit.estimate(y[:, :look])
         variance, _ = sandwich(influence, limit.duet_numbers(look))
         found.append(centre / np.sqrt(variance))
     return np.stack(found, axis=1)
@@ -129,18 +129,21 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=8000, help="sessions a cell (and as many mirrored)")
     parser.add_argument("--seed", type=int, default=177)
     parser.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+    parser.add_argument("--trim", type=float, default=Limit.trim,
+                        help="the share the trimmed mean cuts from each end")
     parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
                         help="the looks that may say `same` (default: the rule's)")
     parser.add_argument("--out", type=Path,
                         help="append each cell's bounds and then the table (JSON lines)")
     args = parser.parse_args()
     limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last)
+                  last=args.last, trim=args.trim)
     table = calibrate(limit, CELLS, args.n, args.seed, args.out)
     if args.out:
         records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,
                                   "seed": args.seed, "machine_key": detect().key(),
                                   "same_looks": list(limit.same_looks), "last": limit.last,
+                                  "trim": limit.trim,
                                   "critical": [[n, None if math.isinf(s) else s, d]
                                                for n, s, d in table]})
     print("CALIBRATED = (")

@@ -198,14 +198,15 @@ def chosen(args: argparse.Namespace) -> Limit:
     looks (the file's last)."""
     limit = Limit(estimator=args.estimator,
                   same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last)
+                  last=args.last, trim=args.trim)
     if args.bounds == "spending":
         return limit
     if args.bounds == "calibrated":
         return replace(limit, critical=CALIBRATED)
     tables = [row for row in records.rows([Path(args.bounds)]) if row["study"] == "table"
               and tuple(row["same_looks"]) == limit.same_looks
-              and row.get("last", Limit.last) == limit.last]
+              and row.get("last", Limit.last) == limit.last
+              and row.get("trim", Limit.trim) == limit.trim]
     if not tables:
         raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks} and a "
                          f"last look of {limit.last}")
@@ -254,6 +255,8 @@ def main() -> int:
                                "z as t on D - 1 degrees of freedom, or the last table of a "
                                "file of ab_limit_bounds.py for these `same` looks")
         each.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+        each.add_argument("--trim", type=float, default=Limit.trim,
+                          help="the share the trimmed mean cuts from each end")
         each.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
                           help="the looks that may say `same` (default: the rule's)")
         each.add_argument("--seed", type=int, default=77)

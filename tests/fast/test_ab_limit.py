@@ -144,3 +144,12 @@ def test_at_the_floor_s_edge_every_decided_verdict_is_a_one_sided_miss() -> None
                                                              ("same", "slower", "faster"))
     assert ab_limit_replay.right_and_wrong(-0.016, 0.015) == ("slower", ("same", "faster"))
     assert ab_limit_replay.right_and_wrong(0.014, 0.015) == ("same", ("faster",))
+
+
+def test_the_rule_trims_the_share_it_names() -> None:
+    y = np.array([[0.0, 1, 2, 3, 4, 5, 6, 100]])
+    centre, _ = ab_limit.Limit(trim=0.375).estimate(y)  # 3 cut from each end of 8
+    assert centre[0] == pytest.approx(3.5)
+    centre, _ = ab_limit.Limit(trim=0.125).estimate(y)  # 1 cut: 1 .. 6
+    assert centre[0] == pytest.approx(3.5)
+    assert ab_limit.Limit(trim=0.0).estimate(y)[0][0] == pytest.approx(121 / 8)

@@ -8,7 +8,7 @@ candidate's last look. The reservoir's pairs are white beyond the pair and its d
 about 0 (ab_reservoir.md), so pairs are drawn as independent: drawing a design's duet of 16
 or 32 from one real duet's 16 would add that duet's sampling noise as an offset it does not
 have (a two-stage bootstrap's bias); offsets are the grid's to test. Each
-session's log B/A are first centred on their own 25% trimmed mean (an A/A session's pairs are
+session's log B/A are first centred on the rule's own estimate (an A/A session's pairs are
 symmetric about 0 by the counterbalanced order: what is left is its 512 pairs' sampling
 noise, which 2,048 resampled pairs would otherwise keep as a bias). A known change is added to
 side B (B/A x (1 + change)): A/A, -2% and -3% slowdowns, the floor's edge itself at +-1.5%
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ab_limit import CALIBRATED, SAME, SLOWER, UNDECIDED, Limit, sequential, trimmed  # siblings
+from ab_limit import CALIBRATED, SAME, SLOWER, UNDECIDED, Limit, sequential  # siblings
 from ab_reservoir import costs, load
 from lab import records
 from scipy.stats import binomtest
@@ -66,10 +66,11 @@ def right_and_wrong(change: float, floor: float) -> tuple[str, tuple[str, ...]]:
     return (SLOWER, (SAME, "faster")) if change < 0 else ("faster", (SAME, SLOWER))
 
 
-def centred(kept: dict[str, Any]) -> np.ndarray:
-    """A session's log B/A, centred on their trimmed mean."""
+def centred(kept: dict[str, Any], limit: Limit) -> np.ndarray:
+    """A session's log B/A, centred on the rule's own estimate of them (what the rule
+    estimates is then 0 in every session drawn, whatever the pairs' skew)."""
     y = np.log([p["b_rate"] / p["a_rate"] for p in kept["pairs"]])
-    found: np.ndarray = y - trimmed(y[None, :])[0][0]
+    found: np.ndarray = y - limit.estimate(y[None, :])[0][0]
     return found
 
 
@@ -156,7 +157,7 @@ def reservoir(args: argparse.Namespace) -> int:
     seconds = [(f"{pair:.2f}s", start, relay, pair)]
     if args.pair:
         seconds.append((f"{args.pair:.2f}s", start, relay, args.pair))
-    pool = np.stack([centred(k) for k in kept])
+    pool = np.stack([centred(k, limit) for k in kept])
     print(f"{args.workload} on {kept[0]['machine_key']}: {len(kept)} A/A sessions; start "
           f"{start:.0f} s, relay {relay:.1f} s, pair {pair:.2f} s (relays apart)")
     print(HEADER.format("estimator"))

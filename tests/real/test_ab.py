@@ -32,7 +32,7 @@ from tfperf.storage.results_store import ResultsStore
 def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun) -> None:
     assert a_a_session.ret == pytest.ExitCode.OK, a_a_session.output
     a_a_session.stdout.fnmatch_lines(["*tfperf A/B: smoke tier on *",
-                                 "A = baseline: TensorFlow 2.21.0 (current*",
+                                 "A = reference: TensorFlow 2.21.0 (current*",
                                  f"{CASE_ID}  * same * [0-9]*"])
     data = a_a_session.session_file()
     assert data["settings"]["steps_per_round"] == 10  # the user's, not the A/B default

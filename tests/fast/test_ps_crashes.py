@@ -69,3 +69,13 @@ def test_the_report_tests_before_against_after_within_one_setting_only(
     assert "amd | tests/real/test_multiprocess.py | 2 | 2 | -n 0 | after (aft) | 1 | 1 |" in out
     assert ps_crashes._same(rows[0], {k: rows[0][k] for k in ("selftests", "cpus", "env")})
     assert not ps_crashes._same(rows[-1], {"neighbours": 0, "cpus": [0, 1]})
+
+
+def test_in_a_whole_self_test_run_only_a_process_killed_by_a_signal_counts_as_a_crash() -> None:
+    on_purpose = {"ended": "crash", "selftests": "tests/real/test_multiprocess.py",
+                  "signal": None, "message": "task worker:1 of the cluster: worker exited with "
+                                             "code 3 while measuring"}
+    assert not ps_crashes.crashed(on_purpose)
+    assert ps_crashes.crashed({**on_purpose, "signal": "SIGSEGV"})
+    assert ps_crashes.crashed({**on_purpose, "selftests": None})  # the case alone: any crash
+    assert not ps_crashes.crashed({**on_purpose, "ended": "passed", "signal": "SIGSEGV"})

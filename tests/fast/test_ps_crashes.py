@@ -46,6 +46,7 @@ def test_arms_take_turns_reversed_every_other_round_and_resume_from_what_is_kept
 def _row(label: str, ended: str, **setting: Any) -> dict[str, Any]:
     return {"machine_key": "amd", "label": label, "commit": label[:3], "run": 1, "ended": ended,
             "cause": "crash" if ended == "crash" else None, "message": None, "stack": [],
+            "signal": "SIGSEGV" if ended == "crash" else None,
             "seconds": 70.0, "selftests": "tests/real/test_multiprocess.py", "workload": None,
             "rounds": None, "steps": None, "neighbours": 0, "cpus": [0, 1], "env": {},
             "pytest_args": ["-n", "0"], **setting}

@@ -82,6 +82,9 @@ def _one(rev: str, sha: str, round_number: int) -> dict[str, Any]:
     return {"rev": rev, "commit": sha[:10], "round": round_number, "exit": done.returncode,
             "pytest_s": read[0] if read else None, "outcome": read[1] if read else None,
             "whole_s": round(whole, 1), "tail": (done.stdout + done.stderr)[-400:] if done.returncode else "",
+            # A failed run names what failed: the output's end is a worker's log, not its tests.
+            "failed": [line for line in done.stdout.splitlines()
+                       if line.startswith(("FAILED ", "ERROR "))],
             "started": started, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 

@@ -30,13 +30,16 @@ from tfperf.storage.results_store import ResultsStore
 # blocks: 1.6 against 0.7 CPU-s a side-B worker.) Beside the other self-tests' workers a step's
 # pairs spread 18-30% and its duets 0-18% (measured in the whole run), so a look's interval on
 # few duets is wide: at 16 pairs a 3x slowdown read [0.19, 0.90] and [0.07, 1.64] with looks up
-# to 64 (1/16 of the step's alpha at the first). One look, at 16 pairs, has all of it: six times
+# to 64 (1/16 of the step's alpha at the first). One look, at 16 pairs, has all of it: twelve times
 # the work decides there. (Looks at 16 and 32 gave the first a quarter: a step of the reversed
 # range below ran to 32 pairs in one whole run of four, 83 s against 41-44 s. An unchanged step
 # decides at 32 at best, [0.78, 1.26] was read there, or stays undecided: the history below
 # takes none.) Two duets relayed every 4 pairs: the interval's degrees of freedom are the duets'
 #, and 16 pairs on two duets of 8 leave it one; on four of 4 it has three.
-ADDED = 10
+# Twelve times the work, not six: at six a whole run beside the self-tests read the confirmation
+# at B/A 0.219 [0.075, 0.643] (2026-12-06), its interval on 3 degrees of freedom not clear of
+# the floor's 0.6; a turn is timed (0.15 s), so more work a step costs the step no time.
+ADDED = 22
 QUICK = ("--floor", "40", "--pairs", "16:16", "--confirm-pairs", "16")
 # A yardstick burst at each duet's first pair only (its four pairs are under a second): the
 # bursts are a third of a pair at 0.15 s turns, and a step's verdict does not use them.
@@ -53,7 +56,7 @@ def _bisect(project: Path, *args: str, timeout: float = 900) -> subprocess.Compl
 @pytest.fixture
 def history(tmp_path: Path) -> tuple[Path, list[str]]:
     """A project, and a repository of 5 commits of a stack of 2 blocks (milliseconds a step):
-    1 adds 10 (six times the work), 2 does not import. The search tries 2 first (the middle),
+    1 adds 22 (twelve times the work), 2 does not import. The search tries 2 first (the middle),
     skips it and tries 1: every step it takes is a slowdown, decided at its first look. Where
     the good end moves on `same` (an A/A step, the costliest a bisection takes): the searches
     of test_bisect_search.py; a real A/A's `same`: test_ab.py."""

@@ -126,12 +126,12 @@ def assess(run: Run, sources: Sources, rules: GateRules, settings: GateSettings)
             if metric == statistics.THROUGHPUT else 0.0
         verdicts.append(statistics.judge(metric, now, past, settings, floor, spread,
                                    baseline.kept_spread if baseline else None))
-    entry_runs = {id(r) for r in baseline.runs} if baseline else set()
-    only = sources.entry is not None and len(history) < settings.settle \
+    entry, entry_runs = sources.entry, {id(r) for r in baseline.runs} if baseline else set()
+    only = entry is not None and len(history) < settings.settle \
         and all(id(r) in entry_runs for r in history)
     return CaseGate(run, tuple(verdicts), tuple(history), _overall(verdicts), "", soft_note,
-                    entry_only=f"baseline entry {sources.entry.version} of "
-                               f"{sources.entry.when[:10]}" if only and sources.entry else "")
+                    entry_only=f"baseline entry {entry.version} of {entry.when[:10]}"
+                    if only and entry is not None else "")
 
 
 def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: GateSettings,

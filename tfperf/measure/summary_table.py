@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfperf.gate import case_verdict
+from tfperf.gate.statistics import GateSettings
 from tfperf.measure.case_record import CaseRecord
 
 
@@ -60,13 +61,14 @@ def _entry_only(record: CaseRecord) -> str:
 
 def entry_note(records: Sequence[CaseRecord]) -> list[str]:
     """One line where some CPU cases are judged only against a baseline entry's few runs."""
-    entries = sorted({s for r in records if (s := _entry_only(r))})
-    if not entries:
+    only = [entry for r in records if (entry := _entry_only(r))]
+    if not only:
         return []
-    count = sum(1 for r in records if _entry_only(r))
+    count = len(only)
     return [f"({count} {'case' if count == 1 else 'cases'}: change in parentheses against "
-            f"the {', '.join(entries)} only: another day's runs, on CPU hosts of a shared kind "
-            "maybe another host's, where speed varies 2-3x; until 5 runs settle the history it "
+            f"the {', '.join(sorted(set(only)))} only: another day's runs, on CPU hosts of a "
+            f"shared kind maybe another host's, where speed varies 2-3x; until "
+            f"{GateSettings().settle} runs settle the history it "
             "judges only a gross change (a 2x slowdown, a kernel fallback, XLA off by mistake), "
             "not a few percent; this machine's own runs join the history from now on "
             "(docs/gate.md))"]

@@ -49,7 +49,8 @@ import lab  # noqa: F401 (this checkout's tfperf first on the path)
 import numpy as np
 from scipy.special import ndtr, stdtrit
 
-from tfperf.ab import spending
+from tfperf.ab import spending, trimmed_bounds
+from tfperf.ab.trimmed import sandwich, trimmed_mean
 
 SAME, SLOWER, FASTER, UNDECIDED = "same", "slower", "faster", "undecided"
 TRIM = 0.25
@@ -58,14 +59,8 @@ HUBER_K = 1.345  # 95% efficiency at the normal
 
 def trimmed(y: np.ndarray, share: float = TRIM) -> tuple[np.ndarray, np.ndarray]:
     """Each row's trimmed mean (`share` cut from each end) and each pair's influence on it: the
-    pair winsorised at the cut, less the winsorised mean, over 1 - 2 x the share cut."""
-    n = y.shape[1]
-    cut = int(share * n)
-    ordered = np.sort(y, axis=1)
-    centre = ordered[:, cut:n - cut].mean(axis=1)
-    winsorised = np.clip(y, ordered[:, cut:cut + 1], ordered[:, n - cut - 1:n - cut])
-    influence = (winsorised - winsorised.mean(axis=1, keepdims=True)) / (1 - 2 * cut / n)
-    return centre, influence
+    product's (tfperf.ab.trimmed)."""
+    return trimmed_mean(y, share)
 
 
 def huber(y: np.ndarray, k: float = HUBER_K, steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
@@ -85,19 +80,6 @@ def huber(y: np.ndarray, k: float = HUBER_K, steps: int = 30) -> tuple[np.ndarra
 
 Estimator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 ESTIMATORS: dict[str, Estimator] = {"trimmed": trimmed, "huber": huber}
-
-
-def sandwich(influence: np.ndarray, duets: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each row's Var(estimate) from its pairs' influences summed within duets (duets numbers
-    each pair's duet from 0), D / (D - 1) x sum of squared sums / n^2; and D."""
-    sessions, n = influence.shape
-    count = int(duets.max()) + 1
-    index = duets[None, :] + count * np.arange(sessions)[:, None]
-    sums = np.bincount(index.ravel(), influence.ravel(), sessions * count).reshape(sessions,
-                                                                                   count)
-    used = int(np.count_nonzero(np.bincount(duets, minlength=count)))
-    variance: np.ndarray = used / (used - 1) * (sums ** 2).sum(axis=1) / n ** 2
-    return variance, used
 
 
 @dataclass(frozen=True)
@@ -183,19 +165,9 @@ def critical_t(limit: Limit, look: int, duets: int) -> tuple[float, float]:
 
 # The critical t of each look (pairs, `same`, `slower`/`faster`) for the rule's default schedule,
 # found by `python benchmarks/ab_limit_bounds.py -n 20000 --seed 178` on 2026-12-06 (the largest
-# over its 7 cells; INF: no `same` at that look). Early directional looks keep the spending's t.
+# over its 7 cells; INF: no `same` at that look), as the product keeps them.
 INF = math.inf
-CALIBRATED: tuple[tuple[int, float, float], ...] = (
-    (32, INF, 179.468), (40, INF, 169.439), (48, INF, 146.146), (56, INF, 127.941),
-    (64, INF, 113.72), (80, INF, 13.089), (88, INF, 13.003), (104, INF, 11.798),
-    (128, INF, 10.597), (152, INF, 6.976), (184, INF, 6.514), (192, 2.331, 6.634),
-    (216, INF, 5.496), (224, 2.627, 5.546), (256, 2.722, 5.205), (288, 2.706, 4.715),
-    (304, INF, 4.706), (320, 2.756, 4.649), (360, INF, 4.255), (384, 2.675, 4.216),
-    (432, INF, 3.931), (448, 2.655, 3.953), (512, 2.617, 3.66), (608, INF, 3.434),
-    (640, 2.589, 3.405), (728, INF, 3.242), (768, 2.591, 3.17), (864, INF, 3.274),
-    (1024, 2.398, 3.016), (1216, INF, 2.889), (1448, INF, 2.342), (1720, INF, 2.082),
-    (2048, INF, 1.804),
-)
+CALIBRATED: tuple[tuple[int, float, float], ...] = trimmed_bounds.TABLES[0.05]
 
 
 @dataclass(frozen=True)

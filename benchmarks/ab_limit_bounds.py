@@ -21,6 +21,7 @@ repeated t-tests, by Monte Carlo instead of numerical integration):
   every look (and the largest of several bounds found on finite samples errs high).
 
     python benchmarks/ab_limit_bounds.py -n 8000 --out benchmarks/data/ab_limit/bounds.<key>.jsonl.gz
+    python benchmarks/ab_limit_bounds.py -n 60000 --alpha 0.001 --seed 181 --out ...  # a stricter level
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from ab_limit import Limit, critical_t, sandwich  # sibling studies
+from ab_limit import Limit, critical_t  # sibling studies
 from ab_limit_replay import modelled
 from lab import records
 
 from tfperf.ab.simulate import Conditions
+from tfperf.ab.trimmed import sandwich
 from tfperf.ground.machine import detect
 
 LEAST = 20  # crossings a look needs before its bound is found by simulation
@@ -133,16 +135,19 @@ def main() -> int:
                         help="the share the trimmed mean cuts from each end")
     parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
                         help="the looks that may say `same` (default: the rule's)")
+    parser.add_argument("--alpha", type=float, default=Limit.alpha,
+                        help="each one-sided wrong verdict's share at most (default: %(default)s)")
     parser.add_argument("--out", type=Path,
                         help="append each cell's bounds and then the table (JSON lines)")
     args = parser.parse_args()
     limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last, trim=args.trim)
+                  last=args.last, trim=args.trim, alpha=args.alpha)
     table = calibrate(limit, CELLS, args.n, args.seed, args.out)
     if args.out:
         records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,
                                   "seed": args.seed, "machine_key": detect().key(),
                                   "same_looks": list(limit.same_looks), "last": limit.last,
+                                  "alpha": limit.alpha,
                                   "trim": limit.trim,
                                   "critical": [[n, None if math.isinf(s) else s, d]
                                                for n, s, d in table]})

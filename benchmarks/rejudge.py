@@ -58,8 +58,9 @@ def commands(root: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
-def run(root: Path, arguments: Sequence[str], scratch: Path) -> str:
-    """The command's exit status, its output and its errors, as one text."""
+def run(root: Path, arguments: Sequence[str], scratch: Path, roots: Sequence[Path]) -> str:
+    """The command's exit status, its output and its errors, as one text, with either
+    checkout's folder (`roots`: a kept file may name the one it was measured in) as one."""
     reports = scratch / "reports"
     shutil.rmtree(reports, ignore_errors=True)
     args = [a.replace("{reports}", str(reports)) for a in arguments]
@@ -73,7 +74,9 @@ def run(root: Path, arguments: Sequence[str], scratch: Path) -> str:
     done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=1800)
     said = f"exit {done.returncode}\n{done.stdout}\n--- stderr ---\n{done.stderr}"
-    return said.replace(str(root), "<checkout>")  # a path is not a verdict
+    for folder in roots:  # a path is not a verdict
+        said = said.replace(str(folder), "<checkout>")
+    return said
 
 
 def _worktree(commit: str, into: Path) -> Path:
@@ -101,8 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         named = commands(ROOT)
         for name, arguments in named:
-            outputs = {"this": run(ROOT, arguments, scratch), args.against: run(other, arguments,
-                                                                                scratch)}
+            outputs = {"this": run(ROOT, arguments, scratch, (ROOT, other)),
+                       args.against: run(other, arguments, scratch, (other, ROOT))}
             same = outputs["this"] == outputs[args.against]
             differ += not same
             print(f"{'same' if same else 'DIFFERS'}: {name}", flush=True)

@@ -1,7 +1,8 @@
-"""The A/B verdict's statistics, on simulated pairs judged by the verdict code itself (seeded:
-the same sessions every run, so no flakiness): the signed-rank interval is exact, the looks
-spend alpha as promised, and at the shipped defaults a decided verdict is wrong in at most 5%
-of sessions wherever per-pair noise and each process's own speed put it."""
+"""The A/B verdict's statistics under the rules kept files name, on simulated pairs judged by the
+verdict code itself (seeded: the same sessions every run, so no flakiness): the signed-rank
+interval is exact, the looks spend alpha as promised, and under duets-t, as sessions ran it, a
+decided verdict is wrong in at most 5% of sessions wherever per-pair noise and each process's
+own speed put it. The trimmed rule, every new session's: test_ab_trimmed.py."""
 
 from __future__ import annotations
 
@@ -18,7 +19,16 @@ import pytest
 from scipy.stats import binomtest, norm
 
 from tests.helpers.refused_imports import Refused
-from tfperf.ab import costs, random_effects, session_report, signed_rank, simulate, spending, verdict
+from tfperf.ab import (
+    costs,
+    method_text,
+    random_effects,
+    session_report,
+    signed_rank,
+    simulate,
+    spending,
+    verdict,
+)
 from tfperf.ab.session_file import SCHEMA
 from tfperf.ab.simulate import Conditions
 from tfperf.options import ab as ab_options
@@ -26,9 +36,11 @@ from tfperf.options import ab_settings
 from tfperf.options.ab_settings import ABSettings
 from tfperf.storage import schemas
 
-DEFAULTS = ABSettings()
-TODAY = ABSettings(look_rule="spending", alpha=0.05, relay=16, spending_power=1,
-                   half_doubling=False)  # pairs as independent, as `spending` judges them
+# The duets-t rule as sessions ran it until the trimmed rule (kept files name it and are judged
+# again by it): its looks, duets and relay.
+DEFAULTS = ABSettings(look_rule="duets-t", min_pairs=16, max_pairs=256, relay=8, late_relay=0)
+TODAY = replace(DEFAULTS, look_rule="spending", alpha=0.05, relay=16, spending_power=1,
+                half_doubling=False)  # pairs as independent, as `spending` judges them
 
 
 def _all_signs(n: int) -> np.ndarray:
@@ -127,11 +139,11 @@ def test_duets_centres_are_each_duet_s_hodges_lehmann_estimate() -> None:
 
 
 def test_the_report_names_the_rule() -> None:
-    assert session_report.looks_rule(TODAY) == (
+    assert method_text.looks_rule(TODAY) == (
         "pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank interval, "
         "99.7% at 16, 99.6% at 32, 99.3% at 64, 98.5% at 128, 96.8% at 256 pairs "
         "(5% over all looks: alpha spent in proportion to the pairs)")
-    assert session_report.looks_rule(DEFAULTS).startswith("each worker process a unit: duets' ")
+    assert method_text.looks_rule(DEFAULTS).startswith("each worker process a unit: duets' ")
 
 
 # The issue's grid: per-pair SD 1.5% to 10%, each duet's own offset 0.3% to 1% (SD, log B/A);
@@ -233,7 +245,7 @@ def test_the_bounds_take_the_spreads_seen_so_far() -> None:
     assert float(norm.sf(z_noise[0])) * 2 < 0.05 * 2 / 16
 
 
-@pytest.mark.parametrize("rule", ["duets-t", "clusters-t", "duets", "spending"])
+@pytest.mark.parametrize("rule", ["trimmed", "duets-t", "clusters-t", "duets", "spending"])
 def test_many_sessions_judged_at_once_get_each_session_s_own_verdict(rule: str) -> None:
     """judge_many (the simulations' path) gives each session what judge gives it alone, at
     every look: its fit, its own bounds among sessions whose spreads differ, its status."""
@@ -302,10 +314,10 @@ def test_a_kept_file_that_names_a_retired_rule_is_judged_again_by_it_and_says_so
 
 
 def test_no_new_session_is_judged_by_a_retired_rule() -> None:
-    """A session's settings are the defaults' rule, duets-t: no --perf-ab option names a rule."""
+    """A session's settings are the defaults' rule, trimmed: no --perf-ab option names a rule."""
     assert not set(ab_settings.RETIRED_RULES) & set(ab_settings.SESSION_RULES)
     assert set(ab_settings.LOOK_RULES) == {*ab_settings.SESSION_RULES, *ab_settings.RETIRED_RULES}
-    assert ABSettings().look_rule == ab_settings.DUETS_T
+    assert ABSettings().look_rule == ab_settings.TRIMMED
     named: list[str] = []
 
     class Group:

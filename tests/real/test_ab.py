@@ -168,7 +168,7 @@ def test_a_slowdown_of_side_b_says_slower_fails_the_session_and_is_judged_again(
     assert done.code == 2 and "is not a valid tfperf A/B session file" in done.err
     # A file names the rule its looks were judged by; one it does not know is refused.
     data = json.loads(kept.read_text())
-    assert data["settings"]["look_rule"] == "duets-t"
+    assert data["settings"]["look_rule"] == "trimmed"
     # Each duet ran AB once and BA once, in an order drawn from the kept seed.
     assert isinstance(data["settings"]["seed"], int)
     for number in served:
@@ -201,7 +201,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
     text = (TEST_WORKLOADS / "segfault.py").read_text().replace('name = "segfault"',
                                                                  'name = "tinycnn"')
     (other / "tinycnn.py").write_text(text)
-    # Without --perf-steps-per-round, as a user runs it: an A/B round is then 2 steps.
+    # Without --perf-steps-per-round, as a user runs it: an A/B round is then 1 step.
     result = suite.runpytest(*CASE, *(o for o in AB if "steps-per-round" not in o),
                              "--perf-ab-duets=2", "--perf-ab-side-a-workloads=main_workloads")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -210,7 +210,7 @@ def test_a_side_that_crashes_fails_the_case_and_is_named(make_suite: MakeSuite) 
         "while building*"])
     data = session_file(suite.path)
     assert data["cases"][0]["failure"]["cause"] == "crash"
-    assert data["settings"]["steps_per_round"] == 2
+    assert data["settings"]["steps_per_round"] == 1
 
 
 @pytest.mark.parametrize(("options", "message"), [

@@ -3,8 +3,11 @@ judged by the verdict code itself, over the grid where real sessions have been m
 beyond it: per-pair SD 0.5-10%, a duet's own offset 0.3-2.5% SD, normal and heavy-tailed noise,
 counterbalanced orders with a second-turn effect.
 
-- every look's interval holds the true ratio at once in at least the stated confidence of
-  sessions, less two Monte Carlo standard errors;
+- under the trimmed rule (every new session's), each kind's intervals (`same`'s, and
+  `slower`/`faster`'s) miss the true ratio on each side at some look in at most alpha / 2 of
+  sessions (its one-sided claim: a kind's verdict is wrong only where its interval misses on
+  one side), plus two Monte Carlo standard errors; under the duet rules, every look's interval
+  holds the true ratio at once in at least the stated confidence of sessions, less two;
 - at the floor's edge (a true change of floor - 0.1%, and floor + 0.1%) each one-sided wrong
   verdict (`slower`, then `same`) comes in at most its share of alpha (alpha / 2: the interval
   misses on that side) plus two standard errors.
@@ -22,17 +25,19 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from tfperf.ab import simulate
+from tfperf.ab import simulate, trimmed
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
 SHIPPED = ABSettings()
+DUETS_T = ABSettings(look_rule="duets-t", min_pairs=16, max_pairs=256, relay=8, late_relay=0)
 # The `duets` rule, as older kept sessions ran: degrees of freedom chosen by whether the floor binds, 95%, a
 # relay every 16 pairs, alpha spent evenly at each doubling.
-DUETS = ABSettings(look_rule="duets", alpha=0.05, relay=16, spending_power=1,
-                      half_doubling=False)
+DUETS = replace(DUETS_T, look_rule="duets", alpha=0.05, relay=16, spending_power=1,
+                half_doubling=False)
 INDEPENDENT = replace(DUETS, look_rule="spending")  # the oldest kept sessions' rule
 
 # (cell, sessions): the close calls (duets far apart against quiet pairs, where the first looks'
@@ -77,7 +82,30 @@ def wrong_at_the_edge(settings: ABSettings, cell: Conditions, sessions: int, see
             "same at floor + 0.1%": outside["same"] / sessions}
 
 
+def one_sided_misses(settings: ABSettings, cell: Conditions, sessions: int, seed: int
+                     ) -> dict[str, float]:
+    """Under the trimmed rule: the share of sessions whose intervals of each kind missed the
+    true ratio on each side at some look (all judged, none stopped)."""
+    log_ratios, duets, _ = simulate.many(cell, settings, sessions, np.random.default_rng(seed))
+    truth = math.log(cell.ratio)
+    missed = {f"{kind} {side}": np.zeros(sessions, dtype=bool)
+              for kind in ("same", "slower/faster") for side in ("below", "above")}
+    for look in settings.looks():
+        found = trimmed.judge_rows(log_ratios[:, :look], duets[:look], settings)
+        for kind, width in (("same", found.same_t), ("slower/faster", found.direction_t)):
+            if math.isfinite(width):
+                missed[f"{kind} below"] |= found.centre + width * found.se < truth
+                missed[f"{kind} above"] |= found.centre - width * found.se > truth
+    return {what: float(m.mean()) for what, m in missed.items()}
+
+
 def coverage_fails(settings: ABSettings, cell: Conditions, sessions: int) -> str | None:
+    if settings.look_rule == "trimmed":
+        share = settings.alpha / 2
+        most = share + _two_se(share, sessions)
+        wrong = {what: rate for what, rate in one_sided_misses(settings, cell, sessions,
+                                                               seed=53).items() if rate > most}
+        return None if not wrong else f"{wrong} of {sessions} (> {most:.2%})"
     held = every_look_held(settings, cell, sessions, seed=53)
     least = 1 - settings.alpha - _two_se(1 - settings.alpha, sessions)
     return None if held >= least else f"every look held in {held:.2%} of {sessions} (< {least:.2%})"
@@ -94,6 +122,13 @@ def edge_fails(settings: ABSettings, cell: Conditions, sessions: int) -> str | N
 @pytest.mark.parametrize(("cell", "sessions"), CELLS, ids=[_name(c) for c, _ in CELLS])
 def test_every_look_s_interval_holds_the_true_ratio(cell: Conditions, sessions: int) -> None:
     assert coverage_fails(SHIPPED, cell, sessions) is None
+
+
+@pytest.mark.parametrize(("cell", "sessions"), CELLS[:4], ids=[_name(c) for c, _ in CELLS[:4]])
+def test_kept_duets_t_sessions_intervals_held_the_true_ratio(cell: Conditions, sessions: int
+                                                            ) -> None:
+    """The rule of the sessions kept before the trimmed rule, as they ran."""
+    assert coverage_fails(DUETS_T, cell, sessions) is None
 
 
 @pytest.mark.parametrize(("cell", "sessions"), CELLS, ids=[_name(c) for c, _ in CELLS])

@@ -1,17 +1,17 @@
 """Run one case on both sides, round by round, until the verdict is decided.
 
-`settings.duets` duets, each a side A and a side B worker (or cluster), all alive at once:
-odd duets start A's first, even ones B's first, and pairs go round the duets, so whatever the
-start order does falls on each side equally at every look. Each worker process also runs at a
-speed of its own (docs/ab.md), which more pairs of the same processes never average out. So
-the duets relay: once a duet has measured `settings.relay` pairs, its workers finish (their
-checks need their last figures) and end, and a fresh duet takes its slot, with the slot's
-start order; the verdict (verdict.py) takes each duet as a unit. Within a pair the two sides'
-turns run back to back, their order counterbalanced within each duet: every two of its pairs
-in a row run AB and BA, which first drawn from the session's seed (kept in its file), so that
-what the second turn gains falls on each side equally in every duet, and no two sessions
-replay one sequence. A turn is as many whole rounds as last about `turn_s` (the same count on
-both sides), after a yardstick burst that rates its rounds (MFU; before every
+`settings.duets` duets, each a side A and a side B worker (or cluster), all alive at once: odd
+duets start A's first, even ones B's first, and pairs go round the duets, so whatever the start
+order does falls on each side equally at every look. Each worker process also runs at a speed
+of its own (docs/ab.md), which more pairs of the same processes never average out. So the duets
+relay: once a duet has measured its pairs (`settings.relay`, later `late_relay`), its workers
+finish (their checks need their last figures) and end, and a fresh duet takes its slot, with
+the slot's start order; the verdict (verdict.py) takes each duet as a unit. Within a pair the
+two sides' turns run back to back, their order counterbalanced within each duet: every two of
+its pairs in a row run AB and BA, which first drawn from the session's seed (kept in its file),
+so that what the second turn gains falls on each side equally in every duet, and no two
+sessions replay one sequence. A turn is as many whole rounds as last about `turn_s` (the same
+count on both sides), after a yardstick burst that rates its rounds (MFU; before every
 `yardstick_every`-th pair of a duet, the pairs between rated by their side's last burst). Each
 pair keeps what the workers' CPUs did during its turns: the ones that wait should be asleep.
 The verdict is judged at each look; the first decided one ends the measurement.
@@ -108,7 +108,7 @@ def run(sides: dict[SideName, Side], env: dict[str, str], settings: ABSettings, 
 
         def next_pair() -> None:
             slot = len(pairs) % settings.duets
-            if settings.relay and pool.served[pool.duet_in(slot)[0]] >= settings.relay:
+            if settings.relay_due(len(pairs)):
                 pool.relay(slot)
             duet, workers = pool.duet_in(slot)
             order = next(orders.setdefault(duet, turn_orders(seed, case_id, duet)))

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.ab import benchmark_format, costs, differences, numerics_check, random_effects, where
+from tfperf.ab import benchmark_format, costs, differences, method_text, numerics_check, random_effects, where
 from tfperf.ab.random_effects import Pairs
-from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, confidences, sequential
+from tfperf.ab.verdict import SLOWER, UNDECIDED, Verdict, sequential
 from tfperf.gate.summary_and_trends import SUMMARY_ENV, save, slug
 from tfperf.ground import vocabulary
 from tfperf.ground.vocabulary import SIDES, ABCaseOutcome
-from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, RETIRED_RULES, T_RULES, ABSettings
+from tfperf.options.ab_settings import BONFERRONI, RETIRED_RULES, ABSettings
 from tfperf.storage.results_store import ABCaseRow
 
 # "2nd turn": a side's speed in its pair's second turn over its first, less 1 (each duet
@@ -35,6 +35,12 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
                       # Files kept before --perf-ab-duets had 2, before --perf-ab-relay none,
                       # before the spending rule Bonferroni's looks.
                       duets=kept.get("duets", 2), relay=kept.get("relay", 0),
+                      # Kept before the late relay: one relay length throughout.
+                      late_relay=kept.get("late_relay", 0),
+                      relay_until=kept.get("relay_until", defaults.relay_until),
+                      trim=kept.get("trim", defaults.trim),
+                      same_power=kept.get("same_power", defaults.same_power),
+                      direction_power=kept.get("direction_power", defaults.direction_power),
                       look_rule=kept.get("look_rule", BONFERRONI),
                       min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
                       adjust_yardstick=kept.get("adjust_yardstick", False),
@@ -162,29 +168,6 @@ def differences_of(data: dict[str, Any]) -> list[dict[str, str]]:
     return found
 
 
-def looks_rule(settings: ABSettings) -> str:
-    """How a case is judged, and how wide each look's interval is."""
-    if settings.look_rule in DUET_RULES:
-        df = "on the duets' degrees of freedom" if settings.look_rule in T_RULES else \
-            "on degrees of freedom chosen by whether that floor binds (the `duets` rule)"
-        power = f" to the power {settings.spending_power:g}" if settings.spending_power != 1 \
-            else ""
-        spread = "with the variance from their centres' own spread" \
-            if settings.look_rule == CLUSTERS_T else \
-            f"in a random-effects model (a duet's own offset at least {settings.min_duet_sd:.1%} SD)"
-        return (f"each worker process a unit: duets' Hodges-Lehmann estimates {spread}, "
-                f"Student's t {df}, looks at "
-                f"{', '.join(map(str, settings.looks()))} pairs with {settings.alpha:.0%} "
-                f"spent as the information{power} grows (each case's intervals say their "
-                f"level)")
-    levels = ", ".join(f"{c:.1%} at {n}" for n, c in zip(settings.looks(),
-                                                          confidences(settings), strict=True))
-    how = "alpha spent in proportion to the pairs" if settings.look_rule != BONFERRONI else \
-        "Bonferroni"
-    return (f"pairs taken as independent: Hodges-Lehmann with the Wilcoxon signed-rank "
-            f"interval, {levels} pairs ({settings.alpha:.0%} over all looks: {how})")
-
-
 def markdown(data: dict[str, Any], settings: ABSettings) -> str:
     slower = sum(outcome(c, settings) == SLOWER for c in data["cases"])
     differ = sum((c.get("numerics") or {}).get("status") == numerics_check.DIFFER
@@ -193,7 +176,7 @@ def markdown(data: dict[str, Any], settings: ABSettings) -> str:
              differences.describe_sides(data), "", *differences.markdown(differences_of(data)), "",
              f"{len(data['cases'])} cases; {slower} slower beyond the {settings.floor:.1%} floor"
              f"{f'; {differ} training to other numbers' if differ else ''}. "
-             f"Intervals: {looks_rule(settings)}.", "",
+             f"Intervals: {method_text.looks_rule(settings)}.", "",
              "| " + " | ".join(HEADER) + " |", "|---|---:|---:|---:|---|---|---|---:|---:|"]
     for case in data["cases"]:
         cells = _row(case, settings)
@@ -240,29 +223,6 @@ def plot(case: dict[str, Any], settings: ABSettings, path: Path) -> None:
          path)
 
 
-def method_lines(data: dict[str, Any], settings: ABSettings) -> list[str]:
-    """What the session says of its own method: the duets' offsets, the second turn, the
-    yardstick, medians over its cases."""
-    fitted = [(case, fit) for case in data["cases"] if (fit := _fit(case)) is not None]
-    if not fitted:
-        return []
-    duets = np.median([fit.duets for _, fit in fitted])
-    covered = "covered by the interval" if settings.look_rule in DUET_RULES else \
-        "averaged in the estimate, not covered by the interval (pairs judged as independent)"
-    lines = [f"each duet's own speed: B/A spread {np.median([f.duet_sd for _, f in fitted]):.1%} "
-             f"between duets beyond sampling, median over cases; {duets:.0f} duets a case "
-             f"(median), {covered}",
-             f"second turn: a side's speed in its pair's second turn over its first "
-             f"{np.median([np.exp(f.order_effect) for _, f in fitted]) - 1:+.2%}, median over "
-             "cases (counterbalanced within each duet, so it moves no estimate)"]
-    shares = [f.yardstick_share for _, f in fitted if f.yardstick_share is not None]
-    if shares:
-        used = "used" if settings.adjust_yardstick else "not used"
-        lines.append(f"yardstick: would explain {np.median(shares):.1%} of the pairs' variance "
-                     f"within duets, median over cases ({used} as a covariate)")
-    return lines
-
-
 def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]:
     """Write ab.md, A.json, B.json and plots/<case>.png under `folder`; append the summary to
     the step summary in GitHub Actions. Returns lines for the terminal."""
@@ -289,7 +249,8 @@ def write(data: dict[str, Any], settings: ABSettings, folder: Path) -> list[str]
         effect = np.median(spread)
         lines.append(f"start order: B/A with B started first over B/A with A started first, "
                      f"median over cases {effect:.3f} (cancelled by alternating the duets)")
-    lines.extend(method_lines(data, settings))
+    lines.extend(method_text.method_lines(
+        [fit for case in data["cases"] if (fit := _fit(case)) is not None], settings))
     busy = {role: [p[f"{role}_cores"] for c in data["cases"] for p in c["pairs"]
                    if p.get(f"{role}_cores") is not None] for role in ("active", "idle")}
     if busy["idle"] and busy["active"]:

@@ -36,9 +36,7 @@ def orders(settings: ABSettings, seed: int) -> np.ndarray:
     AB and BA, which first at random."""
     duets = settings.duet_numbers(settings.max_pairs)
     # A pair's place among its duet's: pairs go round the slots, and a relay starts anew.
-    rank = np.arange(len(duets)) // settings.duets
-    if settings.relay:
-        rank = rank % settings.relay
+    rank = settings.places(settings.max_pairs)
     first = np.random.default_rng(seed).choice([1.0, -1.0], size=(duets.max() + 1,
                                                                   rank.max() // 2 + 1))
     b_second: np.ndarray = first[duets, rank // 2] * np.where(rank % 2 == 0, 1.0, -1.0)

@@ -37,19 +37,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
-from tfperf.ab import random_effects, signed_rank, spending
+from tfperf.ab import random_effects, signed_rank, spending, trimmed
 from tfperf.ab.random_effects import Fit, Pairs
+from tfperf.ab.verdict_types import Verdict as Verdict
 from tfperf.ground.vocabulary import FASTER as FASTER
 from tfperf.ground.vocabulary import SAME as SAME
 from tfperf.ground.vocabulary import SLOWER as SLOWER
 from tfperf.ground.vocabulary import UNDECIDED as UNDECIDED
 from tfperf.ground.vocabulary import ABStatus
-from tfperf.options.ab_settings import BONFERRONI, CLUSTERS_T, DUET_RULES, SPENDING, T_RULES, ABSettings
+from tfperf.options.ab_settings import (
+    BONFERRONI,
+    CLUSTERS_T,
+    DUET_RULES,
+    SPENDING,
+    T_RULES,
+    TRIMMED,
+    ABSettings,
+)
 
 Status = ABStatus  # what a verdict can say
 
@@ -92,62 +100,6 @@ def confidences(settings: ABSettings, fit: Fit | None = None) -> list[float]:
 def confidence_at(settings: ABSettings, pairs: int, fit: Fit | None = None) -> float:
     """The confidence of the interval judged at `pairs`."""
     return confidences(settings, fit)[settings.look_index(pairs)]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: Status
-    ratio: float  # B over A: below 1, B is slower
-    low: float
-    high: float
-    pairs: int
-    confidence: float
-    floor: float
-    more_pairs: int | None = None  # undecided: about how many more pairs would decide it
-    # Under `duets`: what the interval rests on.
-    duets: int | None = None
-    pair_sd: float | None = None  # a pair's own noise (log B/A)
-    duet_sd: float | None = None  # a duet's own offset, as estimated (log B/A)
-    duet_share: float | None = None  # of the estimate's variance, the duets' offsets
-    second_turn: float | None = None  # a side's speed in the second turn over the first
-    yardstick_share: float | None = None  # of the pairs' variance the yardstick explains
-    more_duets: int | None = None  # undecided: the fresh duets those pairs are
-
-    @property
-    def decided(self) -> bool:
-        return self.status != UNDECIDED
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def figures(self) -> str:
-        return (f"B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}] "
-                f"({self.confidence:.1%} interval, {self.pairs} pairs; floor {self.floor:.1%})")
-
-    def kept_open_by(self) -> str:
-        """What makes the interval as wide as it is."""
-        if self.duet_share is None or self.pair_sd is None or self.duet_sd is None:
-            return "the pairs' spread"
-        parts = [f"per-pair noise (SD {self.pair_sd:.1%} a pair, "
-                 f"{1 - self.duet_share:.0%} of the variance)",
-                 f"the duets' own speeds (SD {self.duet_sd:.1%} a duet over {self.duets} duets, "
-                 f"{self.duet_share:.0%})"]
-        if self.second_turn is not None and abs(self.second_turn - 1) > 0.005:
-            parts.append(f"a second-turn effect of {self.second_turn - 1:+.1%} (counterbalanced, "
-                         f"so it moves no estimate)")
-        return ", ".join(parts)
-
-    def describe(self) -> str:
-        said = self.figures()
-        if self.status != UNDECIDED:
-            return f"{self.status}: {said}"
-        if not self.more_pairs:
-            more = "more pairs than can be estimated (the ratio sits on the floor)"
-        elif self.more_duets:
-            more = f"about {self.more_pairs} more pairs ({self.more_duets} more duets)"
-        else:
-            more = f"about {self.more_pairs} more pairs"
-        return f"undecided: {said}; kept open by {self.kept_open_by()}; it would need {more}"
 
 
 def _status(low: float, high: float, floor: float) -> Status:
@@ -260,6 +212,9 @@ def judge_many(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
     """judge() of many sessions on one duet schedule (a row of log_ratios and b_second each,
     no yardstick), at the look of their number of pairs: what a simulation of thousands of
     sessions needs of each verdict, computed at once where the rule judges by duets."""
+    if settings.look_rule == TRIMMED:
+        rows = trimmed.judge_rows(log_ratios, duets, settings)
+        return Intervals(rows.status, np.exp(rows.centre), np.exp(rows.low), np.exp(rows.high))
     if settings.look_rule not in DUET_RULES:
         judged = [judge(Pairs(y, duets, b), settings) for y, b in zip(log_ratios, b_second,
                                                                      strict=True)]
@@ -273,8 +228,27 @@ def judge_many(log_ratios: np.ndarray, duets: np.ndarray, b_second: np.ndarray,
     return Intervals(_statuses(low, high, settings.floor), np.exp(found.centre), low, high)
 
 
+def _trimmed(pairs: Pairs, settings: ABSettings) -> Verdict:
+    from scipy.special import stdtr
+
+    found, n = trimmed.judge_rows(pairs.log_ratios[None, :], pairs.duets, settings), len(pairs)
+    status = found.status[0]
+    width = found.same_t if status == SAME else found.direction_t
+    confidence = 1 - 2 * float(stdtr(found.duets - 1, -width)) if math.isfinite(width) else 1.0
+    more = trimmed.more_pairs(found, n, settings.floor) if status == UNDECIDED else None
+    second = pairs.log_ratios[pairs.b_second > 0].mean() - pairs.log_ratios[
+        pairs.b_second < 0].mean() if (pairs.b_second > 0).any() and (pairs.b_second < 0).any() \
+        else 0.0
+    return Verdict(status, math.exp(found.centre[0]), math.exp(found.low[0]),
+                   math.exp(found.high[0]), n, confidence, settings.floor, more, found.duets,
+                   trimmed.robust_sd(pairs.log_ratios), None, float(found.duet_share[0]),
+                   math.exp(float(second) / 2))
+
+
 def judge(pairs: Pairs, settings: ABSettings) -> Verdict:
     """The verdict of a case's pairs at the look of their number, by the settings' rule."""
+    if settings.look_rule == TRIMMED:
+        return _trimmed(pairs, settings)
     if settings.look_rule in DUET_RULES:
         return _by_duets(pairs, settings)
     return _independent(list(np.exp(pairs.log_ratios)), settings)

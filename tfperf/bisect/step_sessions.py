@@ -26,6 +26,7 @@ from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Result, Unusable
 from tfperf.ground.failures import AB_FINDINGS
+from tfperf.options.ab_settings import ABSettings
 from tfperf.storage import database
 from tfperf.storage.session_files import SESSION_ID_ENV
 
@@ -94,7 +95,7 @@ class StepSessions:
     bisect_id: str
     workloads_of: Callable[[Candidate], Path | None]  # a candidate's workloads folder, if any
     timeout_s: float | None = None
-    pairs: tuple[int, int] = (16, 256)  # each step's first look and last
+    pairs: tuple[int, int] = (ABSettings().min_pairs, ABSettings().max_pairs)  # first, last look
     number: int = 0  # the steps run so far
     machine_key: str = ""  # as the steps' sessions name it
 

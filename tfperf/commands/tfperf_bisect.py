@@ -53,9 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--step-floor", type=arguments.percent("--step-floor", 0.5), metavar="PERCENT",
                         help="every later step's floor (default: half the least slowdown the "
                              "confirmation admits, at least --floor)")
-    common.add_argument("--pairs", type=arguments.pairs("--pairs", 8), default=(16, 256), metavar="MIN:MAX",
-                        help="each step's A/B looks: at MIN pairs, then each time they double, "
-                             "and at MAX (default: 16:256, the A/B default)")
+    defaults = ABSettings()
+    common.add_argument("--pairs", type=arguments.pairs("--pairs", 8),
+                        default=(defaults.min_pairs, defaults.max_pairs), metavar="MIN:MAX",
+                        help="each step's A/B looks: from MIN pairs to MAX (default: "
+                             f"{defaults.min_pairs}:{defaults.max_pairs}, the A/B default)")
     common.add_argument("--confirm-pairs", type=int, default=search.CONFIRM_PAIRS,
                         metavar="N",
                         help="the confirmation's first look (default: "

@@ -62,8 +62,8 @@ def add(group: Any) -> None:
                          f"of the time (default: {(1 - defaults.alpha) * 100:g}%%; tfperf-bisect "
                          "sets it per step).")
     group.addoption("--perf-ab-pairs", metavar="MIN:MAX",
-                    help="Pairs of rounds per case: judged at MIN, then each time the pairs "
-                         "double, and at MAX (default: "
+                    help="Pairs of turns per case: judged from MIN, at every quarter doubling "
+                         "down from MAX, and at MAX (default: "
                          f"{defaults.min_pairs}:{defaults.max_pairs}).")
     group.addoption("--perf-ab-duets", metavar="N",
                     help="Pairs of side A and side B workers alive at once, an even number: "

@@ -10,17 +10,19 @@ from typing import Final, Literal
 
 import numpy as np
 
-# How a case is judged (tfperf.ab.verdict's docstring): duets as units with Student's t on the
-# duets' degrees of freedom at every look, the rule of every new session (no option chooses
-# another); or, in sessions kept before, duets as units with the degrees of freedom chosen by
-# the data, independent pairs with alpha spent by the pairs, or alpha / K at each
-# of K looks. A kept file is judged again by the rule it names.
-SessionRule = Literal["duets-t", "duets", "spending", "bonferroni"]
+# How a case is judged (tfperf.ab.verdict's docstring): the pooled 25% trimmed mean with its
+# variance from the duets and separate spending for `same` and for `slower`/`faster`, the rule
+# of every new session (no option chooses another); or, in sessions kept before, duets as units
+# with Student's t on the duets' degrees of freedom at every look or on those chosen by the
+# data, independent pairs with alpha spent by the pairs, or alpha / K at each of K looks. A
+# kept file is judged again by the rule it names.
+SessionRule = Literal["trimmed", "duets-t", "duets", "spending", "bonferroni"]
+TRIMMED: Final = "trimmed"
 DUETS_T: Final = "duets-t"
 DUETS: Final = "duets"
 SPENDING: Final = "spending"
 BONFERRONI: Final = "bonferroni"
-SESSION_RULES = (DUETS_T, DUETS, SPENDING, BONFERRONI)
+SESSION_RULES = (TRIMMED, DUETS_T, DUETS, SPENDING, BONFERRONI)
 # Retired research rules: candidates a study judged and rejected, that no session runs under
 # (benchmarks/ab_designs.py defines and judges them, and says why each was rejected). Their
 # research lives there; what stays here is only what judging a kept file that names one
@@ -36,46 +38,58 @@ DUET_RULES = (DUETS_T, CLUSTERS_T, DUETS)  # the rules that take each worker pro
 T_RULES = (DUETS_T, CLUSTERS_T)  # Student's t on the duets' D - 1 degrees of freedom
 
 
+# `trimmed`'s `same` looks for a last look of REFERENCE_LAST pairs (another last look scales
+# them): none before 192, where A/A cases start to decide (what looks at 128 and 160 would
+# spend, 192 spends alone), to 1,024, by which nearly every unchanged case has
+# (benchmarks/results/ab_limit.md).
+REFERENCE_LAST = 2048
+SAME_LOOKS = (192, 224, 256, 288, 320, 384, 448, 512, 640, 768, 1024)
+
+
 @dataclass(frozen=True)
 class ABSettings:
     # The least change that counts, either way: see docs/ab.md for how the A/A runs set it.
     floor: float = 0.015
-    # Two-sided: the intervals are 1 - alpha repeated intervals, so each one-sided wrong verdict
-    # (`slower` where B is not slower by the floor, `same` where it is, `faster` alike) comes
-    # in at most alpha / 2 of cases: 5%. (Older kept sessions ran at alpha 0.05 for any wrong
-    # decided verdict, which the floor's margin mostly spent on nothing.)
+    # Two-sided: each one-sided wrong verdict (`slower` where B is not slower by the floor,
+    # `same` where it is, `faster` alike) comes in at most alpha / 2 of cases: 5%.
     alpha: float = 0.10
-    min_pairs: int = 16  # the first look (then looks(): 2 MIN, 4 MIN, then half doublings)
-    # The last look. 256 rather than 128: a case that has not changed reaches it, and at 128
-    # its interval was often still too wide to say `same` (docs/ab.md).
-    max_pairs: int = 256
+    min_pairs: int = 32  # the first look
+    # The last look: 2,048 pairs, where a 2% slowdown is caught in 95% of sessions; about 14
+    # minutes for resnet20 tiny on a 2-core CPU (benchmarks/results/ab_limit.md). A case that
+    # has not changed says `same` near 192 pairs.
+    max_pairs: int = 2048
     # Pairs of side A and side B workers, all alive at once; pairs go round them. Each worker
-    # process runs at its own speed, about 0.5% apart (docs/ab.md): more duets average more of
-    # them out. Even, so that as many duets start A first as start B first.
+    # process runs at its own speed (docs/design/ab.md): more duets average more of them out.
+    # Even, so that as many duets start A first as start B first.
     duets: int = 4
     # A duet's workers measure this many pairs, then end, and a fresh duet takes their place
-    # (0: they measure the whole case). A per-process speed then weighs one duet in many
-    # (docs/ab.md): 8 with 4 duets is 8 duets at 64 pairs, 32 at 256. 8 rather than 16 (issue
-    # 33's): the interval's degrees of freedom are the duets', and twice the duets for a relay
-    # every 8 pairs decided 2% slowdowns and A/A cases more often (benchmarks/ab_designs.py).
-    relay: int = 8
+    # (0: they measure the whole case); after `relay_until` pairs, `late_relay` (0: `relay`).
+    # A relay costs about 14 pairs' time at a one-step turn: 16 early, when few duets make the
+    # interval wide, 32 late, when duets are many (benchmarks/ab_limit.py).
+    relay: int = 16
+    late_relay: int = 32
+    relay_until: int = 512
     # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
-    # this many steps unless --perf-steps-per-round says otherwise. Short: the closer in time a
-    # pair's two turns, the more of the machine's drift they share. On the 2-core CPU one
-    # 0.2 s round per turn gave a slightly narrower interval than one 0.5 s round, in half the
-    # time; 1-2 s turns were wider still (docs/ab.md has the measurement).
-    turn_s: float = 0.2
-    steps_per_round: int = 2
+    # this many steps unless --perf-steps-per-round says otherwise: one step, the shortest turn,
+    # since turn length does not change a pair's noise and the shortest pair gives the least
+    # variance a second (benchmarks/results/ab_pair_cost.md).
+    turn_s: float = 0.1
+    steps_per_round: int = 1
     # A turn's yardstick burst (0.1 s: how fast the machine is for that side now, which rates
     # its rounds' MFU and flags a disturbed case) runs before every K-th pair of a duet, its
     # first always; the pairs between carry their side's last rate and keep none of their own.
-    # 1: before every pair. The verdict does not use the bursts (adjust_yardstick is off), and
-    # at a 0.2 s turn two of them are about a sixth of a pair.
-    yardstick_every: int = 1
+    # The verdict does not use the bursts: every 8th pair costs a sixteenth of what every
+    # pair does, and the pairs' noise did not change (benchmarks/results/ab_pair_cost.md).
+    yardstick_every: int = 8
 
     # How a case is judged (SESSION_RULES; a kept file's may be retired): see the module's
     # docstring.
-    look_rule: LookRule = DUETS_T
+    look_rule: LookRule = TRIMMED
+    # `trimmed`: the share cut from each end; alpha spent on `same` as (n / its last look)^
+    # same_power, on `slower` and `faster` as (n / MAX)^direction_power.
+    trim: float = 0.25
+    same_power: float = 0.5
+    direction_power: float = 3.0
     # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
     # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
     # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.
@@ -102,11 +116,13 @@ class ABSettings:
     half_doubling: bool = True
 
     def looks(self) -> list[int]:
-        """MIN, 2 MIN, 4 MIN, then 6, 8, 12, 16 MIN ... (or 8, 16 MIN ... without half
-        doubling), and MAX. Every look widens the intervals of the others, and a look narrows
-        one as the square root of the pairs: the early looks, which few pairs make cheap and
-        few duets make wide, double; the later ones grow by half a doubling, so that a case
-        stops near the pairs it needs."""
+        """Where the pairs are judged. `trimmed`: a look every quarter doubling down from MAX,
+        each a whole round of the duets, and the `same` looks. The duet rules: MIN, 2 MIN,
+        4 MIN, then 6, 8, 12, 16 MIN ... (or 8, 16 MIN ... without half doubling), and MAX:
+        every look widens the intervals of the others, and a look narrows one as the square
+        root of the pairs."""
+        if self.look_rule == TRIMMED:
+            return sorted(set(self.direction_looks()) | set(self.same_looks()))
         steps = [1, 2, 4]
         while steps[-1] * self.min_pairs < self.max_pairs:
             last = steps[-1]
@@ -116,6 +132,27 @@ class ABSettings:
         looks = [s * self.min_pairs for s in steps if s * self.min_pairs < self.max_pairs]
         return [*looks, self.max_pairs]
 
+    def _whole_rounds(self, looks: list[float]) -> list[int]:
+        """Looks at whole rounds of the duets (two pairs each: both orders) from MIN to MAX; MIN
+        where none is left."""
+        step = 2 * self.duets
+        found = {step * round(n / step) for n in looks}
+        return sorted(n for n in found if self.min_pairs <= n <= self.max_pairs) or \
+            [self.min_pairs]
+
+    def direction_looks(self) -> list[int]:
+        """`trimmed`'s looks that may say `slower` or `faster`: MAX / 2^(k / 4), from MAX down to
+        MIN."""
+        looks, k = [], 0
+        while self.max_pairs * 2 ** (-k / 4) >= self.min_pairs - 1e-9:
+            looks.append(self.max_pairs * 2 ** (-k / 4))
+            k += 1
+        return sorted({*self._whole_rounds(looks), self.max_pairs})
+
+    def same_looks(self) -> list[int]:
+        """`trimmed`'s looks that may say `same`: SAME_LOOKS scaled to MAX."""
+        return self._whole_rounds([n * self.max_pairs / REFERENCE_LAST for n in SAME_LOOKS])
+
     def relays(self, pairs: int) -> int:
         """The fresh duets that have taken over by the time `pairs` pairs are measured."""
         return max(0, int(self.duet_numbers(pairs).max(initial=0)) - self.duets)
@@ -124,12 +161,37 @@ class ABSettings:
         """The last look `pairs` reach (the first, below it)."""
         return max(0, sum(look <= pairs for look in self.looks()) - 1)
 
+    def _served(self, pairs: int) -> tuple[np.ndarray, np.ndarray]:
+        """For each of the first `pairs` pairs, the ordinal of its duet in its slot and its
+        place among that duet's pairs."""
+        served = np.arange(pairs) // self.duets  # the pairs its slot served before it
+        if not self.relay:
+            return np.zeros(pairs, dtype=int), served
+        if not self.late_relay:
+            return served // self.relay, served % self.relay
+        late = self.late_relay
+        early = -(-self.relay_until // self.duets)  # the slot's pairs before the late relay
+        early_duets = -(-early // self.relay)
+        ordinal = np.where(served < early, served // self.relay,
+                           early_duets + (served - early) // late)
+        place = np.where(served < early, served % self.relay, (served - early) % late)
+        return ordinal, place
+
     def duet_numbers(self, pairs: int) -> np.ndarray:
         """The duet of each of the first `pairs` pairs, as duet.py schedules them: pairs go
-        round the slots, and a slot's duet is relayed by a fresh one every `relay` pairs."""
-        index = np.arange(pairs)
-        slot, served = index % self.duets, index // self.duets
-        return slot + 1 + (self.duets * (served // self.relay) if self.relay else 0)
+        round the slots, and a slot's duet is relayed by a fresh one every `relay` pairs
+        (every `late_relay` after `relay_until`)."""
+        ordinal, _ = self._served(pairs)
+        found: np.ndarray = np.arange(pairs) % self.duets + 1 + self.duets * ordinal
+        return found
+
+    def places(self, pairs: int) -> np.ndarray:
+        """Each pair's place among its duet's pairs, from 0."""
+        return self._served(pairs)[1]
+
+    def relay_due(self, index: int) -> bool:
+        """Whether the pair at `index` (from 0) is the first of a fresh duet in its slot."""
+        return index >= self.duets and bool(self.places(index + 1)[index] == 0)
 
     @functools.cache  # noqa: B019 (frozen settings: a handful of instances per session)
     def designs(self) -> list[tuple[int, float]]:

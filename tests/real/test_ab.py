@@ -56,6 +56,12 @@ def test_an_a_a_session_says_same_and_reports_both_sides(a_a_session: SessionRun
     assert all(p["rounds"] >= 1 and p["a_yardstick"] > 0 and p["b_yardstick"] > 0
                for p in case["pairs"])
     assert min(active) > 0 and min(idle) >= 0 and np.median(idle) < np.median(active)
+    # Each turn's rounds' wall seconds, and its worker's CPU seconds on them: figures of the
+    # same turns other than examples/s by wall time (benchmarks/ab_time_figures.py).
+    for p in case["pairs"]:
+        for side in "ab":
+            assert len(p[f"{side}_round_s"]) == p["rounds"] and min(p[f"{side}_round_s"]) > 0
+            assert 0 < p[f"{side}_cpu_s"] < 8 * sum(p[f"{side}_round_s"])
     a_a_session.stdout.fnmatch_lines(["each duet's own speed: B/A spread *% between duets beyond "
                                  f"sampling, median over cases; {duets * relays} duets a case "
                                  "(median), *",

@@ -154,11 +154,13 @@ def _pair(duet: int, order: tuple[SideName, SideName], workers: dict[SideName, P
         # pair's wait, not the workers' whole life.
         workers[name].allow(timeout_s)
     rate: dict[SideName, float] = {}
+    turns: dict[SideName, list[float]] = {}
+    cpu: dict[SideName, float | None] = {}
     yardsticks: dict[SideName, float] = {}
     cores: dict[str, list[float | None]] = {"active": [], "idle": []}
     for name in order:
         worker, side_rounds = workers[name], rounds[name]
-        seconds = 0.0
+        seconds, turns[name], cpu[name] = 0.0, [], 0.0
         if carried is None:
             with blamed(sides[name]):
                 yardstick = yardsticks[name] = worker.yardstick().rate
@@ -172,9 +174,13 @@ def _pair(duet: int, order: tuple[SideName, SideName], workers: dict[SideName, P
             side_rounds.round_s.append(message["seconds"])
             side_rounds.losses.append(message["loss"])
             seconds += message["seconds"]
+            turns[name].append(message["seconds"])
+            used = message.get("cpu_s")  # a cluster's chief alone; none from older workers
+            cpu[name] = None if used is None or cpu[name] is None else cpu[name] + used
         for role, used in busy.cores().items():
             cores[role].append(used)
         rate[name] = per_round[name] * turn / seconds
     return Pair(duet, "AB" if order == (SIDE_A, SIDE_B) else "BA", rate[SIDE_A], rate[SIDE_B],
                 time.monotonic() - first, turn, yardsticks.get(SIDE_A), yardsticks.get(SIDE_B),
-                _mean(cores["active"]), _mean(cores["idle"]))
+                _mean(cores["active"]), _mean(cores["idle"]), tuple(turns[SIDE_A]),
+                tuple(turns[SIDE_B]), cpu[SIDE_A], cpu[SIDE_B])

@@ -44,6 +44,12 @@ class Pair:
     # others together, which should be asleep. None where /proc cannot say.
     active_cores: float | None = None
     idle_cores: float | None = None
+    # Each turn's rounds' wall seconds, and the CPU seconds its worker process (all its threads)
+    # spent on them: other figures of the same turns than examples/s by wall time.
+    a_round_s: tuple[float, ...] | None = None
+    b_round_s: tuple[float, ...] | None = None
+    a_cpu_s: float | None = None
+    b_cpu_s: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -53,7 +59,10 @@ class Pair:
         return {"duet": self.duet, "order": self.order, "a_rate": self.a_rate,
                 "b_rate": self.b_rate, "at_s": self.at_s, "rounds": self.rounds,
                 "a_yardstick": self.a_yardstick, "b_yardstick": self.b_yardstick,
-                "active_cores": self.active_cores, "idle_cores": self.idle_cores}
+                "active_cores": self.active_cores, "idle_cores": self.idle_cores,
+                "a_round_s": None if self.a_round_s is None else list(self.a_round_s),
+                "b_round_s": None if self.b_round_s is None else list(self.b_round_s),
+                "a_cpu_s": self.a_cpu_s, "b_cpu_s": self.b_cpu_s}
 
 
 @dataclass

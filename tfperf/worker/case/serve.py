@@ -53,13 +53,15 @@ def _round(served: Served, command: dict[str, Any]) -> None:
     if inject:
         _spin(inject)
     seconds = time.perf_counter() - start
+    cpu_s = time.process_time() - cpu_start  # all this process's threads
     served.measured_s += seconds
-    served.measured_cpu_s += time.process_time() - cpu_start
+    served.measured_cpu_s += cpu_s
     served.step += k
     case_checks.check_finite(result.mean_loss, served.step)
     served.last_loss = result.mean_loss
     served.memory.close("measured rounds")
-    protocol.send(served.channel, protocol.ROUND_DONE, seconds=seconds, loss=result.mean_loss)
+    protocol.send(served.channel, protocol.ROUND_DONE, seconds=seconds, cpu_s=cpu_s,
+                  loss=result.mean_loss)
     served.measured_rounds += 1
 
 

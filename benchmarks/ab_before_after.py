@@ -15,6 +15,8 @@ the process's seconds.
 
     python benchmarks/ab_before_after.py prepare --arm today=c7f67da --arm shipped=HEAD
     python benchmarks/ab_before_after.py run --rounds 3 --slowdown 0.03
+    python benchmarks/ab_before_after.py run --rounds 2 --slowdown 0.02 0.03 \
+        --tensorflow tensorflow-cpu==2.22.0rc0
     python benchmarks/ab_before_after.py report benchmarks/data/ab_before_after/*.jsonl.gz
 
 `report` prints, per arm and level, the verdicts, and the median and 90th-percentile seconds to
@@ -68,14 +70,24 @@ def prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _session(folder: Path, slowdown: float) -> tuple[dict[str, Any] | None, float]:
+def _session(folder: Path, slowdown: float, tensorflow: str | None = None
+             ) -> tuple[dict[str, Any] | None, float]:
     # --perf-baseline: the spelling every arm's commit knows (later ones take it for
     # --perf-ab-side-a, with a line that names the new one).
     done = sessions.run(["perf/test_training.py", "-k", CASE, "--perf-baseline=current",
                          "--perf-ab-numerics=off",
-                         *([f"--perf-inject-slowdown={slowdown}"] if slowdown else [])],
+                         *([f"--perf-inject-slowdown={slowdown}"] if slowdown else []),
+                         *([f"--perf-tensorflow={tensorflow}"] if tensorflow else [])],
                         cwd=folder, python=folder / ".venv" / "bin" / "python")
     return done.ab(), done.seconds
+
+
+def _level(line: dict[str, Any]) -> str:
+    """A session's level as the report names it: side B's TensorFlow, or its injected
+    slowdown (none: an A/A session)."""
+    if line.get("tensorflow"):
+        return str(line["tensorflow"])
+    return f"{-line['slowdown']:+.1%}" if line["slowdown"] else "none"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,12 +104,15 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int(time.time())
     for number in range(args.rounds):
         draw = np.random.default_rng([seed, number])
-        plan = [(arm, level) for arm in arms for level in (0.0, args.slowdown)]
+        levels: list[tuple[float, str | None]] = [(0.0, None), *((s, None) for s in args.slowdown),
+                                                  *((0.0, t) for t in args.tensorflow)]
+        plan = [(arm, level) for arm in arms for level in levels]
         for index in draw.permutation(len(plan)):
-            arm, level = plan[index]
-            data, seconds = _session(arm, level)
+            arm, (level, tensorflow) = plan[index]
+            data, seconds = _session(arm, level, tensorflow)
             line = {"arm": arm.name, "commit": commits[arm], "slowdown": level, "seed": seed,
-                    "round": number, "process_s": seconds, "machine_key": key}
+                    "round": number, "process_s": seconds, "machine_key": key,
+                    "tensorflow": tensorflow}
             if data and data["cases"]:
                 case = data["cases"][0]
                 last = case["looks"][-1] if case["looks"] else {}
@@ -111,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 line["failure"] = {"cause": "no_session_file", "message": ""}
             records.append(out, line)
-            print(f"round {number + 1}/{args.rounds} {arm.name} slowdown {level:.1%}: "
+            print(f"round {number + 1}/{args.rounds} {arm.name} {_level(line)}: "
                   f"{line.get('verdict')} at {line.get('pairs')} pairs, case "
                   f"{line.get('wall_s') or 0:.0f} s, process {seconds:.0f} s", flush=True)
     return 0
@@ -126,17 +141,17 @@ def _bootstrap_ratio(first: np.ndarray, other: np.ndarray, draw: np.random.Gener
 
 
 def report(args: argparse.Namespace) -> int:
-    groups: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     order = [args.reference]
     for line in records.rows(args.files):
-        groups[(line["arm"], line["slowdown"])].append(line)
+        groups[(line["arm"], _level(line))].append(line)
         if line["arm"] not in order:
             order.append(line["arm"])
     draw = np.random.default_rng(53)
     print("| arm | change | sessions | verdicts | case s: median, 90th pct | process s: median | "
           "median over the reference's (95% bootstrap) |")
     print("| --- | --- | ---: | --- | --- | --- | --- |")
-    for level in sorted({lv for _, lv in groups}):
+    for level in sorted({lv for _, lv in groups}, key=lambda lv: (lv != "none", lv)):
         first = None
         for arm in order:
             lines = groups.get((arm, level), [])
@@ -155,8 +170,7 @@ def report(args: argparse.Namespace) -> int:
             else:
                 low, high = _bootstrap_ratio(first, wall, draw)
                 versus = f"{np.median(wall) / np.median(first):.2f} [{low:.2f}, {high:.2f}]"
-            change = f"{-level:+.1%}" if level else "none"
-            print(f"| {arm} | {change} | {len(lines)} | {said} | {np.median(wall):.0f}, "
+            print(f"| {arm} | {level} | {len(lines)} | {said} | {np.median(wall):.0f}, "
                   f"{np.percentile(wall, 90):.0f} | {np.median(process):.0f} | {versus} |")
     return 0
 
@@ -169,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
                       help="NAME=COMMIT, e.g. today=c7f67da (repeat for each arm)")
     go = verbs.add_parser("run", help="interleaved rounds of every arm at every level")
     go.add_argument("--rounds", type=int, default=3)
-    go.add_argument("--slowdown", type=float, default=0.03, help="side B's injected slowdown")
+    go.add_argument("--slowdown", type=float, nargs="+", default=[0.03],
+                    help="side B's injected slowdowns, a level each (and always none)")
+    go.add_argument("--tensorflow", nargs="*", default=[], metavar="SPEC",
+                    help="side B's TensorFlow, a level each (side A the arm's own)")
     go.add_argument("--seed", type=int, help="the rounds' orders (default: the time, kept)")
     go.add_argument("--out", type=Path)
     show = verbs.add_parser("report", help="seconds to a verdict per arm and level")

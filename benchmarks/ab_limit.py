@@ -167,7 +167,7 @@ def critical_t(limit: Limit, look: int, duets: int) -> tuple[float, float]:
 # found by `python benchmarks/ab_limit_bounds.py -n 20000 --seed 178` on 2026-12-06 (the largest
 # over its 7 cells; INF: no `same` at that look), as the product keeps them.
 INF = math.inf
-CALIBRATED: tuple[tuple[int, float, float], ...] = trimmed_bounds.TABLES[0.05]
+CALIBRATED: tuple[tuple[int, float, float], ...] = trimmed_bounds.TABLES[2048, 0.05]
 
 
 @dataclass(frozen=True)

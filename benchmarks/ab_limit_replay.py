@@ -207,7 +207,8 @@ def chosen(args: argparse.Namespace) -> Limit:
     tables = [row for row in records.rows([Path(args.bounds)]) if row["study"] == "table"
               and tuple(row["same_looks"]) == limit.same_looks
               and row.get("last", Limit.last) == limit.last
-              and row.get("trim", Limit.trim) == limit.trim]
+              and row.get("trim", Limit.trim) == limit.trim
+              and row.get("alpha", Limit.alpha) == limit.alpha]
     if not tables:
         raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks} and a "
                          f"last look of {limit.last}")

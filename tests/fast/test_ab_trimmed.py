@@ -67,8 +67,8 @@ def test_a_calibrated_table_judges_the_default_schedule_at_its_level_or_a_strict
     assert trimmed_bounds.table_level(replace(DEFAULTS, max_pairs=512)) is None
     assert trimmed_bounds.table_level(replace(DEFAULTS, duets=6)) is None
     # Each level's table is stricter than the spending's t where the simulation found it.
-    for level, table in trimmed_bounds.TABLES.items():
-        settings = replace(DEFAULTS, alpha=2 * level)
+    for (last, level), table in trimmed_bounds.TABLES.items():
+        settings = replace(DEFAULTS, alpha=2 * level, max_pairs=last)
         for look, same_t, direction_t in table:
             duets = int(settings.duet_numbers(look).max())
             spent_same, spent_direction = trimmed_bounds.spending_t(settings, look, duets)

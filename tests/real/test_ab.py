@@ -23,7 +23,7 @@ from tests.helpers.suites import TEST_WORKLOADS, MakeSuite
 from tfperf.commands import tfperf_ab
 from tfperf.gate.summary_and_trends import slug
 from tfperf.options.ab_settings import ABSettings
-from tfperf.processes import environments
+from tfperf.processes import environments, packages, session_runtimes
 from tfperf.storage import database
 from tfperf.storage.results_store import ResultsStore
 
@@ -402,3 +402,29 @@ def test_workflows_name_the_sides_by_environment_variables(make_suite: MakeSuite
     monkeypatch.setenv("TFPERF_AB_SIDE_A", "missing.whl")
     result = suite.runpytest(*CASE)
     result.stderr.fnmatch_lines(["ERROR: --perf-ab-side-a: no wheel file 'missing.whl'"])
+
+
+def test_a_current_side_beside_a_built_one_is_built_alike(tmp_path: Path) -> None:
+    """Side A `current` beside a side B built elsewhere (here an interpreter named by path:
+    no second build) is this session's TensorFlow built as side B is: from the index at this
+    session's version, everything it needs at this session's versions, none of the harness's
+    packages, so that the sides' difference list holds what differs for training."""
+    said: list[str] = []
+    own = packages.installed()
+    expected = packages.tensorflow_requirement(own)
+    assert expected is not None
+    version = expected.rpartition("==")[2]
+    found = session_runtimes.prepare(sys.executable, ("current", {}), version, tmp_path,
+                                     tmp_path / "environments.log", said.append)
+    assert found.side_a is not None and found.side_a.spec == expected
+    assert any(line.startswith(f"tfperf: side A is this session's TensorFlow, {expected}, "
+                               "built as the other side is") for line in said), said
+    built = dict(found.side_a.packages)
+    assert "pytest" not in built and "ruff" not in built
+    moved = {name: (version, own.get(name)) for name, version in built.items()
+             if own.get(name) != version}
+    assert not moved, moved  # held at the session's versions
+    # Two `current` sides (an A/A session) stay the session's own environment.
+    same = session_runtimes.prepare("current", ("current", {}), version, tmp_path,
+                                    tmp_path / "environments.log", said.append)
+    assert same.side_a is not None and same.side_a.spec == same.under_test.spec == "current"

@@ -12,9 +12,10 @@ by that look is that kind's spending; the largest over the cells
 (`python benchmarks/ab_limit_bounds.py --alpha A`, benchmarks/results/ab_limit.md). Where a
 look spends too little for the simulation to find its bound, the spending's t stands.
 
-Tables exist for the default schedule at a few levels. A session at another level uses the
-table of the next stricter one; on another schedule (other duets, relays or last look), or
-below the strictest table, the spending's t stands, and the session report says so.
+Tables exist for the default schedule at a few levels, and for a last look of 1,024 pairs (the
+pull-request job's) at the default level. A session at another level uses the table of the next
+stricter one; on another schedule (other duets, relays or last look), or below the strictest
+table, the spending's t stands, and the session report says so.
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ from tfperf.options.ab_settings import ABSettings
 # What the tables were computed for: the default schedule (a session whose MIN is larger only
 # drops looks, which keeps every later look's share).
 _DEFAULTS = ABSettings()
-SCHEDULE = ("duets", "relay", "late_relay", "relay_until", "max_pairs", "trim", "same_power",
+SCHEDULE = ("duets", "relay", "late_relay", "relay_until", "trim", "same_power",
             "direction_power")
 INF = math.inf
-# One-sided alpha: (look, t `same` (INF: no `same` there), t `slower`/`faster`) per look.
+# (MAX, one-sided alpha): (look, t `same` (INF: no `same` there), t `slower`/`faster`) per look.
 # Found by `python benchmarks/ab_limit_bounds.py -n N --alpha A --seed S` on 2026-12-06: 0.05 at
 # -n 20000 --seed 178; 0.025, 0.01 at 20000 (seeds 182, 183); 0.005 at 24000 (184); 0.0025 at
-# 30000 (185); 0.001 at 60000 (186) (benchmarks/data/ab_limit/bounds.*.jsonl.gz).
-TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
-    0.05: (
+# 30000 (185); 0.001 at 60000 (186); a last look of 1,024 pairs at 0.05, -n 20000 --seed 187 --last
+# 1024 --same-looks 96 112 128 144 160 192 224 256 320 384 512 (benchmarks/data/ab_limit/
+# bounds.*.jsonl.gz).
+TABLES: dict[tuple[int, float], tuple[tuple[int, float, float], ...]] = {
+    (2048, 0.05): (
         (32, INF, 179.468), (40, INF, 169.439), (48, INF, 146.146), (56, INF, 127.941),
         (64, INF, 113.72), (80, INF, 13.089), (88, INF, 13.003), (104, INF, 11.798),
         (128, INF, 10.597), (152, INF, 6.976), (184, INF, 6.514), (192, 2.331, 6.634),
@@ -47,7 +50,7 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 2.398, 3.016), (1216, INF, 2.889), (1448, INF, 2.342), (1720, INF, 2.082),
         (2048, INF, 1.804),
     ),
-    0.025: (
+    (2048, 0.025): (
         (32, INF, 226.119), (40, INF, 214.275), (48, INF, 184.948), (56, INF, 162.022),
         (64, INF, 144.108), (80, INF, 14.524), (88, INF, 14.449), (104, INF, 13.111),
         (128, INF, 11.784), (152, INF, 7.535), (184, INF, 7.048), (192, 2.773, 7.185),
@@ -58,7 +61,7 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 2.709, 3.283), (1216, INF, 3.145), (1448, INF, 2.666), (1720, INF, 2.402),
         (2048, INF, 2.134),
     ),
-    0.01: (
+    (2048, 0.01): (
         (32, INF, 306.894), (40, INF, 292.151), (48, INF, 252.378), (56, INF, 221.282),
         (64, INF, 196.978), (80, INF, 16.647), (88, INF, 16.591), (104, INF, 15.051),
         (128, INF, 13.538), (152, INF, 8.319), (184, INF, 7.796), (192, 3.354, 7.958),
@@ -69,7 +72,7 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 3.198, 3.345), (1216, INF, 3.263), (1448, INF, 3.118), (1720, INF, 3.085),
         (2048, INF, 2.595),
     ),
-    0.005: (
+    (2048, 0.005): (
         (32, INF, 386.664), (40, INF, 369.281), (48, INF, 319.19), (56, INF, 280.033),
         (64, INF, 249.422), (80, INF, 18.444), (88, INF, 18.406), (104, INF, 16.694),
         (128, INF, 15.02), (152, INF, 8.95), (184, INF, 8.398), (192, 3.86, 8.58),
@@ -80,7 +83,7 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 3.416, 3.59), (1216, INF, 3.374), (1448, INF, 3.297), (1720, INF, 3.189),
         (2048, INF, 2.902),
     ),
-    0.0025: (
+    (2048, 0.0025): (
         (32, INF, 487.167), (40, INF, 466.688), (48, INF, 403.598), (56, INF, 354.29),
         (64, INF, 315.739), (80, INF, 20.425), (88, INF, 20.409), (104, INF, 18.505),
         (128, INF, 16.653), (152, INF, 9.617), (184, INF, 9.032), (192, 4.387, 9.237),
@@ -91,7 +94,7 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 3.488, 3.826), (1216, INF, 3.61), (1448, INF, 3.407), (1720, INF, 3.274),
         (2048, INF, 3.295),
     ),
-    0.001: (
+    (2048, 0.001): (
         (32, INF, 661.189), (40, INF, 635.791), (48, INF, 550.194), (56, INF, 483.324),
         (64, INF, 431.033), (80, INF, 23.36), (88, INF, 23.379), (104, INF, 21.187),
         (128, INF, 19.07), (152, INF, 10.558), (184, INF, 9.926), (192, 4.924, 10.164),
@@ -102,6 +105,15 @@ TABLES: dict[float, tuple[tuple[int, float, float], ...]] = {
         (1024, 3.812, 4.129), (1216, INF, 3.91), (1448, INF, 3.708), (1720, INF, 3.727),
         (2048, INF, 3.502),
     ),
+    (1024, 0.05): (
+        (32, INF, 89.724), (40, INF, 83.653), (48, INF, 71.969), (56, INF, 62.853),
+        (64, INF, 55.74), (80, INF, 9.519), (88, INF, 9.41), (96, 2.746, 9.098), (104, INF, 8.795),
+        (112, 3.334, 8.516), (128, 3.374, 7.806), (144, 3.087, 5.642), (152, INF, 5.628),
+        (160, 3.005, 5.541), (184, INF, 5.12), (192, 2.917, 5.156), (216, INF, 4.386),
+        (224, 2.792, 4.414), (256, 2.784, 4.107), (304, INF, 3.648), (320, 2.611, 3.657),
+        (360, INF, 3.363), (384, 2.529, 3.315), (432, INF, 3.228), (512, 2.358, 3.193),
+        (608, INF, 2.702), (728, INF, 2.391), (864, INF, 2.104), (1024, INF, 1.833),
+    ),
 }
 
 
@@ -110,7 +122,8 @@ def table_level(settings: ABSettings) -> float | None:
     if any(getattr(settings, name) != getattr(_DEFAULTS, name) for name in SCHEDULE):
         return None
     wanted = settings.alpha / 2
-    levels = [level for level in TABLES if level <= wanted * (1 + 1e-9)]
+    levels = [level for last, level in TABLES
+              if last == settings.max_pairs and level <= wanted * (1 + 1e-9)]
     return max(levels) if levels else None
 
 
@@ -142,7 +155,7 @@ def critical(settings: ABSettings, look: int, duets: int) -> tuple[float, float]
     level = table_level(settings)
     if level is None:
         return spending_t(settings, look, duets)
-    found = {n: (same, direction) for n, same, direction in TABLES[level]}
+    found = {n: (same, direction) for n, same, direction in TABLES[settings.max_pairs, level]}
     if look not in found:
         raise ValueError(f"no calibrated critical values at {look} pairs")
     return found[look]

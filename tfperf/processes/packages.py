@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+from collections.abc import Mapping
 
 
 def normalise(name: str) -> str:
@@ -20,3 +21,19 @@ def installed() -> dict[str, str]:
         if name:
             found.setdefault(normalise(name), distribution.version)
     return dict(sorted(found.items()))
+
+
+# TensorFlow's distributions on the package index, the first installed naming the session's.
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu",
+                            "tensorflow-intel")
+
+
+def tensorflow_requirement(found: dict[str, str] | Mapping[str, str]) -> str | None:
+    """The requirement that installs the TensorFlow among `found`'s distributions at its
+    version (with CUDA's libraries where they are installed beside it); None if none is."""
+    for name in TENSORFLOW_DISTRIBUTIONS:
+        if name in found:
+            cuda = name in ("tensorflow", "tf-nightly") and any(
+                other.startswith("nvidia-cudnn") for other in found)
+            return f"{name}{'[and-cuda]' if cuda else ''}=={found[name]}"
+    return None

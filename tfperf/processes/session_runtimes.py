@@ -49,7 +49,29 @@ def prepare(tensorflow: str, side_a_spec: tuple[str, Mapping[str, str]] | None,
         return replace(runtime, tensorflow=runtime.tensorflow or fallback_version,
                        packages=runtime.packages or tuple(own.items()))
 
+    if side_a_spec is not None and hold:
+        # A side that is `current` beside a side that is built gets built alike: its
+        # TensorFlow from the index at this session's version, everything it needs held at
+        # this session's versions, and nothing of the harness, so that what differs between
+        # the sides is what differs for the training step.
+        if side_a_spec[0] == "current" and tensorflow != "current":
+            side_a_spec = (_alike(own, say, "side A"), side_a_spec[1])
+        elif tensorflow == "current" and side_a_spec[0] != "current":
+            tensorflow = _alike(own, say, "side B")
     side_a = build("--perf-ab-side-a", *side_a_spec, own) if side_a_spec is not None else None
     under_test = build("--perf-tensorflow", tensorflow, {},
                        dict(side_a.packages) if side_a is not None else own)
     return SessionRuntimes(under_test, side_a)
+
+
+def _alike(own: Mapping[str, str], say: Callable[[str], None], side: str) -> str:
+    """The requirement of this session's own TensorFlow, or `current` where the package index
+    cannot have it (no distribution of TensorFlow is installed, as with a local build)."""
+    found = packages.tensorflow_requirement(own)
+    if found is None:
+        say(f"tfperf: {side} runs in the harness's own environment: its TensorFlow is no "
+            "distribution the index has, so the sides may differ in the harness's packages too")
+        return "current"
+    say(f"tfperf: {side} is this session's TensorFlow, {found}, built as the other side is "
+        "(what training needs, at this session's versions)")
+    return found

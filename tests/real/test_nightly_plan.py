@@ -153,16 +153,19 @@ def test_an_a_b_case_is_planned_at_its_longest_not_from_history() -> None:
     assert plain.seconds(case) == (30.0, "history")
     ab = replace(plain, ab=ABSettings())
     seconds, source = ab.seconds(case)
-    pairs_s = 256 * 2 * (0.2 + estimate.YARDSTICK_S)  # 0.2 s turns: a 2-step round is 0.11 s
-    # 8 pairs a duet: 28 duets take over after the first 4, each a share of the start-up.
-    relays = ABSettings().max_pairs // ABSettings().relay - ABSettings().duets
+    settings = ABSettings()
+    # Turns of a round (2 steps, 0.11 s: longer than the 0.1 s turn), a burst every 8th pair.
+    pairs_s = settings.max_pairs * 2 * (0.11 + estimate.YARDSTICK_S / 8)
+    # 16 pairs a duet to 512 pairs, 32 after: 76 duets take over after the first 4, each a
+    # share of the start-up.
+    relays = settings.relays(settings.max_pairs)
     no_relay = replace(ab, ab=ABSettings(relay=0)).seconds(case)[0]
-    assert source == "model" and pairs_s < no_relay < pairs_s + 60 and relays == 28
+    assert source == "model" and pairs_s < no_relay < pairs_s + 60 and relays == 76
     assert no_relay + relays * 5 < seconds < no_relay + relays * 15
-    assert replace(ab, ab=ABSettings(max_pairs=64)).seconds(case)[0] < seconds / 2
-    # A yardstick burst every 8th pair: 7 of 8 pairs' two bursts are not run.
-    sparse = replace(ab, ab=ABSettings(yardstick_every=8)).seconds(case)[0]
-    assert sparse == pytest.approx(seconds - 256 * 2 * estimate.YARDSTICK_S * 7 / 8)
+    assert replace(ab, ab=ABSettings(max_pairs=256)).seconds(case)[0] < seconds / 2
+    # A burst before every pair: 8 pairs' two bursts where one pair's were.
+    dense = replace(ab, ab=ABSettings(yardstick_every=1)).seconds(case)[0]
+    assert dense == pytest.approx(seconds + settings.max_pairs * 2 * estimate.YARDSTICK_S * 7 / 8)
 
 
 def test_a_plan_counts_the_workloads_flops_once_for_their_files(

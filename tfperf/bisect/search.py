@@ -43,8 +43,11 @@ from tfperf.ground.vocabulary import Outcome as Outcome
 from tfperf.ground.vocabulary import Role as Role
 
 # The confirmation's first look (tfperf-bisect's --confirm-pairs default): the steps' floor is
-# half the slowdown its interval admits, so it measures more than a step.
-CONFIRM_PAIRS = 128
+# half the slowdown its interval admits, so it measures more than a step. 384 under the trimmed
+# rule, whose early intervals are wide (its directions spend late): at 128 a 10% culprit's
+# confirmation admitted 2%, the steps' floor stayed at the A/B floor, and a bisection of 16
+# commits took 23.5 minutes (median) at 9% a pair; at 384, 11.7 (benchmarks/bisect_sim.py).
+CONFIRM_PAIRS = 384
 
 
 @dataclass(frozen=True)

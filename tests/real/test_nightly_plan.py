@@ -154,8 +154,10 @@ def test_an_a_b_case_is_planned_at_its_longest_not_from_history() -> None:
     ab = replace(plain, ab=ABSettings())
     seconds, source = ab.seconds(case)
     settings = ABSettings()
-    # Turns of a round (2 steps, 0.11 s: longer than the 0.1 s turn), a burst every 8th pair.
-    pairs_s = settings.max_pairs * 2 * (0.11 + estimate.YARDSTICK_S / 8)
+    # Turns of a round (2 steps of 64 examples at 0.12 GFLOP each, 0.22 s: longer than the
+    # 0.1 s turn), a burst every 8th pair.
+    round_s = 2 * 0.12e9 * 64 / estimate.CPU_FLOPS_PER_SEC
+    pairs_s = settings.max_pairs * 2 * (round_s + estimate.YARDSTICK_S / 8)
     # 16 pairs a duet to 512 pairs, 32 after: 76 duets take over after the first 4, each a
     # share of the start-up.
     relays = settings.relays(settings.max_pairs)

@@ -161,12 +161,13 @@ class ABSettings:
         """The last look `pairs` reach (the first, below it)."""
         return max(0, sum(look <= pairs for look in self.looks()) - 1)
 
-    def _served(self, pairs: int) -> tuple[np.ndarray, np.ndarray]:
-        """For each of the first `pairs` pairs, the ordinal of its duet in its slot and its
-        place among that duet's pairs."""
-        served = np.arange(pairs) // self.duets  # the pairs its slot served before it
+    def _served(self, pairs: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each of the first `pairs` pairs (or each pair index given), the ordinal of its
+        duet in its slot and its place among that duet's pairs."""
+        index = np.arange(pairs) if isinstance(pairs, int) else pairs
+        served = index // self.duets  # the pairs its slot served before it
         if not self.relay:
-            return np.zeros(pairs, dtype=int), served
+            return np.zeros_like(served), served
         if not self.late_relay:
             return served // self.relay, served % self.relay
         late = self.late_relay
@@ -191,7 +192,8 @@ class ABSettings:
 
     def relay_due(self, index: int) -> bool:
         """Whether the pair at `index` (from 0) is the first of a fresh duet in its slot."""
-        return index >= self.duets and bool(self.places(index + 1)[index] == 0)
+        # That pair alone: duet.py asks before every pair.
+        return index >= self.duets and bool(self._served(np.array([index]))[1][0] == 0)
 
     @functools.cache  # noqa: B019 (frozen settings: a handful of instances per session)
     def designs(self) -> list[tuple[int, float]]:

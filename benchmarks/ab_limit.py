@@ -111,12 +111,13 @@ class Limit:
         return ESTIMATORS[self.estimator](y)
 
     def looks(self) -> list[int]:
-        """A look every 1 / per_doubling of a doubling, each a whole round of the duets (an
-        even number of pairs on each, so its orders are balanced), and the `same` looks."""
-        step, found = 2 * self.duets, set(self.same_looks)
-        for k in range(self.per_doubling * int(math.log2(self.last / self.first)) + 1):
-            found.add(min(self.last, step * round(self.first * 2 ** (k / self.per_doubling)
-                                                  / step)))
+        """A look every 1 / per_doubling of a doubling down from the last to the first, each a
+        whole round of the duets (an even number of pairs on each, so its orders are balanced),
+        and the `same` looks: the product's schedule (ABSettings.direction_looks)."""
+        step, found, k = 2 * self.duets, set(self.same_looks), 0
+        while self.last * 2 ** (-k / self.per_doubling) >= self.first - 1e-9:
+            found.add(step * round(self.last * 2 ** (-k / self.per_doubling) / step))
+            k += 1
         return sorted(found | {self.last})
 
     def duet_numbers(self, pairs: int) -> np.ndarray:

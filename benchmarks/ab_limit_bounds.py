@@ -131,6 +131,10 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=8000, help="sessions a cell (and as many mirrored)")
     parser.add_argument("--seed", type=int, default=177)
     parser.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+    parser.add_argument("--late-relay", type=int, default=Limit.late_relay,
+                        help="a slot's pairs a duet after the first 512 pairs")
+    parser.add_argument("--direction-power", type=float, default=Limit.direction_power,
+                        help="alpha (n / last)^power spent on `slower` and `faster`")
     parser.add_argument("--trim", type=float, default=Limit.trim,
                         help="the share the trimmed mean cuts from each end")
     parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
@@ -141,13 +145,15 @@ def main() -> int:
                         help="append each cell's bounds and then the table (JSON lines)")
     args = parser.parse_args()
     limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last, trim=args.trim, alpha=args.alpha)
+                  last=args.last, trim=args.trim, alpha=args.alpha,
+                  late_relay=args.late_relay, direction_power=args.direction_power)
     table = calibrate(limit, CELLS, args.n, args.seed, args.out)
     if args.out:
         records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,
                                   "seed": args.seed, "machine_key": detect().key(),
                                   "same_looks": list(limit.same_looks), "last": limit.last,
-                                  "alpha": limit.alpha,
+                                  "alpha": limit.alpha, "late_relay": limit.late_relay,
+                                  "direction_power": limit.direction_power,
                                   "trim": limit.trim,
                                   "critical": [[n, None if math.isinf(s) else s, d]
                                                for n, s, d in table]})

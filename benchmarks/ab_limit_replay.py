@@ -199,7 +199,8 @@ def chosen(args: argparse.Namespace) -> Limit:
     looks (the file's last)."""
     limit = Limit(estimator=args.estimator,
                   same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last, trim=args.trim)
+                  last=args.last, trim=args.trim, late_relay=args.late_relay,
+                  direction_power=args.direction_power)
     if args.bounds == "spending":
         return limit
     if args.bounds == "calibrated":
@@ -208,6 +209,8 @@ def chosen(args: argparse.Namespace) -> Limit:
               and tuple(row["same_looks"]) == limit.same_looks
               and row.get("last", Limit.last) == limit.last
               and row.get("trim", Limit.trim) == limit.trim
+              and row.get("late_relay", Limit.late_relay) == limit.late_relay
+              and row.get("direction_power", Limit.direction_power) == limit.direction_power
               and row.get("alpha", Limit.alpha) == limit.alpha]
     if not tables:
         raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks} and a "
@@ -257,6 +260,10 @@ def main() -> int:
                                "z as t on D - 1 degrees of freedom, or the last table of a "
                                "file of ab_limit_bounds.py for these `same` looks")
         each.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+        each.add_argument("--late-relay", type=int, default=Limit.late_relay,
+                          help="a slot's pairs a duet after the first 512 pairs")
+        each.add_argument("--direction-power", type=float, default=Limit.direction_power,
+                          help="alpha (n / last)^power spent on `slower` and `faster`")
         each.add_argument("--trim", type=float, default=Limit.trim,
                           help="the share the trimmed mean cuts from each end")
         each.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",

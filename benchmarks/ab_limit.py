@@ -26,12 +26,18 @@ a kept file names, without changing how files kept under the other rules are jud
   so each has its own intervals' widths, from its own spending pace over its own looks:
   `same` at 11 looks from 192 to 1,024 pairs (where A/A cases decide; its first look spends
   alone what looks at 128 and 160 would have spread), spending alpha (n / 1024)^0.5; the
-  directions at a look every quarter doubling from 32 to 2,048 pairs,
-  spending late, alpha (n / 2048)^3 (a 2% slowdown is caught near the last look).
-- **Relays priced**: 4 duets alive, a fresh duet every 16 pairs up to 512 pairs, every 32
+  directions at a look every quarter doubling down from 2,432 pairs to 32, spending late,
+  alpha (0.99 (n / 2432)^5 + 0.01 n / 2432) (a 2% slowdown is caught near the last look; the
+  linear 1% lets a clear change be called on few pairs).
+- **Relays priced**: 4 duets alive, a fresh duet every 16 pairs up to 512 pairs, every 64
   after (a relay costs 3.7 s, 14 pairs' worth at a cheap 0.26 s pair: a relay every 8 pairs
   would cost more than the pairs themselves; late, duets are many and relays dear). The
-  last look, 2,048 pairs, is 833 s for resnet20 at a 0.26 s pair: under 15 minutes.
+  last look, 2,432 pairs, is 873 s for resnet20 at a 0.26 s pair: under 15 minutes.
+
+The study's defaults are the product's schedule (tfperf/options/ab_settings.py); until
+2026-12-07 it was `--last 2048 --late-relay 32 --direction-power 3 --direction-linear 0`,
+which the commands kept
+in benchmarks/results/ab_limit.md from before then name.
 
     python benchmarks/ab_limit.py                 # the schedule: looks, duets, critical values
     python benchmarks/ab_limit.py --pair 0.64 --relay-s 3.7 --start 19
@@ -49,11 +55,13 @@ import lab  # noqa: F401 (this checkout's tfperf first on the path)
 import numpy as np
 from scipy.special import ndtr, stdtrit
 
-from tfperf.ab import spending, trimmed_bounds
+from tfperf.ab import spending, trimmed_bounds, trimmed_tables
 from tfperf.ab.trimmed import sandwich, trimmed_mean
+from tfperf.options.ab_settings import ABSettings
 
 SAME, SLOWER, FASTER, UNDECIDED = "same", "slower", "faster", "undecided"
 TRIM = 0.25
+PRODUCT = ABSettings()  # the shipped rule: the study's defaults are its schedule
 HUBER_K = 1.345  # 95% efficiency at the normal
 
 
@@ -88,16 +96,17 @@ class Limit:
     alpha: float = 0.05  # each one-sided wrong verdict: `same`, `slower`, `faster`
     duets: int = 4  # alive at once; pairs go round them
     relay: int = 16  # a duet's pairs before a fresh one takes its place ...
-    late_relay: int = 32  # ... and after `relay_until` pairs (relays are dear, duets cheap late)
+    late_relay: int = PRODUCT.late_relay  # ... after `relay_until` (relays dear, duets cheap late)
     relay_until: int = 512
     first: int = 32
-    last: int = 2048  # resnet20 at a 0.26 s pair and 3.7 s relays: 832 s
+    last: int = PRODUCT.max_pairs  # 2,432: resnet20 at a 0.26 s pair and 3.7 s relays, 873 s
     per_doubling: int = 4  # looks for `slower` and `faster`
     # No `same` before 192 pairs: what 128 and 160 spent, 192 spends alone (A/A cases decide
     # there, at 99 s for resnet20 at a 0.26 s pair), and the later bounds hardly move.
     same_looks: tuple[int, ...] = (192, 224, 256, 288, 320, 384, 448, 512, 640, 768, 1024)
     same_power: float = 0.5  # alpha (n / last same look)^power spent on `same` by n pairs
-    direction_power: float = 3.0  # alpha (n / MAX)^power on `slower` and `faster`
+    direction_power: float = PRODUCT.direction_power  # alpha (n / MAX)^power: the directions
+    direction_linear: float = PRODUCT.direction_linear  # ... and this share spent as n / MAX
     estimator: str = "trimmed"
     trim: float = TRIM  # the share cut from each end by the trimmed mean
     # Calibrated critical values, (look, t `same`, t `slower`/`faster`) each (ab_limit_bounds.py);
@@ -138,13 +147,14 @@ class Limit:
         `slower` and `faster`: each kind spends its alpha (two-sided 2 alpha in
         spending.bounds) at its own pace over its own looks' fractions of pairs (their
         information where the duets' offsets are small)."""
-        def bounds(looks: list[int], power: float) -> dict[int, float]:
-            t = tuple(n / looks[-1] for n in looks)
-            return dict(zip(looks, spending.bounds(t, 2 * self.alpha,
-                                                   tuple(x ** power for x in t)), strict=True))
+        def bounds(looks: list[int], power: float, linear: float = 0.0) -> dict[int, float]:
+            t = np.array(looks, dtype=float) / looks[-1]
+            shares = tuple(float(x) for x in spending.power_shares(t, power, linear))
+            return dict(zip(looks, spending.bounds(tuple(float(x) for x in t), 2 * self.alpha,
+                                                   shares), strict=True))
 
         same = bounds(sorted(self.same_looks), self.same_power)
-        direction = bounds(self.looks(), self.direction_power)
+        direction = bounds(self.looks(), self.direction_power, self.direction_linear)
         return {n: (same.get(n), direction[n]) for n in self.looks()}
 
 
@@ -165,10 +175,11 @@ def critical_t(limit: Limit, look: int, duets: int) -> tuple[float, float]:
 
 
 # The critical t of each look (pairs, `same`, `slower`/`faster`) for the rule's default schedule,
-# found by `python benchmarks/ab_limit_bounds.py -n 20000 --seed 178` on 2026-12-06 (the largest
+# found by `python benchmarks/ab_limit_bounds.py -n 20000 --seed 196` on 2026-12-07 (the largest
 # over its 7 cells; INF: no `same` at that look), as the product keeps them.
 INF = math.inf
-CALIBRATED: tuple[tuple[int, float, float], ...] = trimmed_bounds.TABLES[2048, 0.05]
+CALIBRATED: tuple[tuple[int, float, float], ...] = trimmed_tables.TABLES[
+    trimmed_bounds.schedule_of(PRODUCT), 0.05]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from ab_limit import Limit, critical_t  # sibling studies
 from ab_limit_replay import modelled
 from lab import records
 
+from tfperf.ab import spending
 from tfperf.ab.simulate import Conditions
 from tfperf.ab.trimmed import sandwich
 from tfperf.ground.machine import detect
@@ -64,7 +65,8 @@ def spending_shares(limit: Limit) -> tuple[np.ndarray, np.ndarray]:
     last_same = max(limit.same_looks)
     same = np.where(np.isin(looks, limit.same_looks),
                     limit.alpha * (looks / last_same) ** limit.same_power, np.nan)
-    direction = limit.alpha * (looks / limit.last) ** limit.direction_power
+    direction = limit.alpha * spending.power_shares(looks / limit.last, limit.direction_power,
+                                                    limit.direction_linear)
     return same, direction
 
 
@@ -135,6 +137,8 @@ def main() -> int:
                         help="a slot's pairs a duet after the first 512 pairs")
     parser.add_argument("--direction-power", type=float, default=Limit.direction_power,
                         help="alpha (n / last)^power spent on `slower` and `faster`")
+    parser.add_argument("--direction-linear", type=float, default=Limit.direction_linear,
+                        help="... and this share of it as n / last")
     parser.add_argument("--trim", type=float, default=Limit.trim,
                         help="the share the trimmed mean cuts from each end")
     parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
@@ -146,7 +150,8 @@ def main() -> int:
     args = parser.parse_args()
     limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
                   last=args.last, trim=args.trim, alpha=args.alpha,
-                  late_relay=args.late_relay, direction_power=args.direction_power)
+                  late_relay=args.late_relay, direction_power=args.direction_power,
+                  direction_linear=args.direction_linear)
     table = calibrate(limit, CELLS, args.n, args.seed, args.out)
     if args.out:
         records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,
@@ -154,6 +159,7 @@ def main() -> int:
                                   "same_looks": list(limit.same_looks), "last": limit.last,
                                   "alpha": limit.alpha, "late_relay": limit.late_relay,
                                   "direction_power": limit.direction_power,
+                                  "direction_linear": limit.direction_linear,
                                   "trim": limit.trim,
                                   "critical": [[n, None if math.isinf(s) else s, d]
                                                for n, s, d in table]})

@@ -193,6 +193,10 @@ CELLS = [Conditions(1.0, 0.01, 0.0), Conditions(1.0, 0.01, 0.015),
          Conditions(1.0, 0.01, 0.015, second_turn=0.01)]
 
 
+# What a kept table that does not name them was computed at: the defaults until 2026-12-07.
+UNNAMED = {"last": 2048, "late_relay": 32, "direction_power": 3.0, "direction_linear": 0.0}
+
+
 def chosen(args: argparse.Namespace) -> Limit:
     """The rule replayed: its `same` looks, and its critical values: the calibrated ones
     (ab_limit.CALIBRATED), the spending's t, or a table ab_limit_bounds.py kept for these
@@ -200,21 +204,21 @@ def chosen(args: argparse.Namespace) -> Limit:
     limit = Limit(estimator=args.estimator,
                   same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
                   last=args.last, trim=args.trim, late_relay=args.late_relay,
-                  direction_power=args.direction_power)
+                  direction_power=args.direction_power, direction_linear=args.direction_linear)
     if args.bounds == "spending":
         return limit
     if args.bounds == "calibrated":
         return replace(limit, critical=CALIBRATED)
     tables = [row for row in records.rows([Path(args.bounds)]) if row["study"] == "table"
               and tuple(row["same_looks"]) == limit.same_looks
-              and row.get("last", Limit.last) == limit.last
               and row.get("trim", Limit.trim) == limit.trim
-              and row.get("late_relay", Limit.late_relay) == limit.late_relay
-              and row.get("direction_power", Limit.direction_power) == limit.direction_power
-              and row.get("alpha", Limit.alpha) == limit.alpha]
+              and row.get("alpha", Limit.alpha) == limit.alpha
+              and all(row.get(name, value) == getattr(limit, name)
+                      for name, value in UNNAMED.items())]
     if not tables:
-        raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks} and a "
-                         f"last look of {limit.last}")
+        raise SystemExit(f"{args.bounds}: no table for `same` looks {limit.same_looks}, a last "
+                         f"look of {limit.last}, a late relay of {limit.late_relay} and the "
+                         f"directions' power {limit.direction_power}")
     return replace(limit, critical=tuple((n, math.inf if s is None else s, d)
                                          for n, s, d in tables[-1]["critical"]))
 
@@ -264,6 +268,8 @@ def main() -> int:
                           help="a slot's pairs a duet after the first 512 pairs")
         each.add_argument("--direction-power", type=float, default=Limit.direction_power,
                           help="alpha (n / last)^power spent on `slower` and `faster`")
+        each.add_argument("--direction-linear", type=float, default=Limit.direction_linear,
+                          help="... and this share of it as n / last")
         each.add_argument("--trim", type=float, default=Limit.trim,
                           help="the share the trimmed mean cuts from each end")
         each.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",

@@ -47,10 +47,10 @@ def test_huber_centres_a_symmetric_sample_and_resists_an_outlier() -> None:
 def test_the_schedule_balances_orders_and_relays_later_duets_less_often() -> None:
     limit = ab_limit.Limit()
     looks = limit.looks()
-    assert looks == sorted(set(looks)) and looks[-1] == 2048
+    assert looks == sorted(set(looks)) and looks[0] == 40 and looks[-1] == 2432
     assert set(limit.same_looks) <= set(looks) and all(n % 8 == 0 for n in looks)
     assert int(limit.duet_numbers(512).max()) + 1 == 32  # a fresh duet every 16 pairs
-    assert limit.relays(2048) == 32 + 48 - 4  # then every 32
+    assert limit.relays(2432) == 32 + 32 - 4  # then every 64 (the last duets half a relay)
 
 
 def test_same_and_the_directions_spend_their_alpha_apart() -> None:
@@ -61,7 +61,7 @@ def test_same_and_the_directions_spend_their_alpha_apart() -> None:
 
     assert bounds[192][0] == pytest.approx(norm.isf(0.05 * (192 / 1024) ** 0.5), abs=1e-3)
     # The directions spend late: their last bound is below their first.
-    assert bounds[2048][1] < bounds[32][1]
+    assert bounds[2432][1] < bounds[40][1]
 
 
 def test_plain_sessions_are_judged_plainly() -> None:
@@ -69,11 +69,11 @@ def test_plain_sessions_are_judged_plainly() -> None:
     flat = np.zeros((1, limit.last))
     slow = np.full((1, limit.last), math.log(0.9))
     status, pairs = ab_limit.sequential(np.vstack([flat, slow]), limit)
-    assert list(status) == ["same", "slower"] and list(pairs) == [192, 32]
+    assert list(status) == ["same", "slower"] and list(pairs) == [192, 40]
     # So with the calibrated critical values.
     calibrated = ab_limit.Limit(critical=ab_limit.CALIBRATED)
     status, pairs = ab_limit.sequential(np.vstack([flat, slow]), calibrated)
-    assert list(status) == ["same", "slower"] and list(pairs) == [192, 32]
+    assert list(status) == ["same", "slower"] and list(pairs) == [192, 40]
 
 
 def test_the_oracle_needs_the_pairs_its_normal_arithmetic_says() -> None:
@@ -114,8 +114,8 @@ def test_each_kind_spends_its_own_alpha_by_its_own_looks() -> None:
     limit = ab_limit.Limit()
     same, direction = ab_limit_bounds.spending_shares(limit)
     looks = limit.looks()
-    assert np.isnan(same[looks.index(32)]) and same[looks.index(1024)] == pytest.approx(0.05)
-    assert np.isnan(same[looks.index(2048)]) and direction[-1] == pytest.approx(0.05)
+    assert np.isnan(same[looks.index(40)]) and same[looks.index(1024)] == pytest.approx(0.05)
+    assert np.isnan(same[looks.index(2432)]) and direction[-1] == pytest.approx(0.05)
     assert same[looks.index(256)] == pytest.approx(0.05 * 0.5)
 
 
@@ -129,7 +129,7 @@ def test_a_calibrated_table_is_used_as_it_is_and_only_on_its_own_schedule() -> N
     from scipy.stats import norm, t
 
     assert same == pytest.approx(t.isf(norm.sf(ab_limit.Limit().critical_z()[192][0]), 11))
-    assert ab_limit.critical_t(ab_limit.Limit(), 32, 4)[0] == math.inf  # no `same` at 32
+    assert ab_limit.critical_t(ab_limit.Limit(), 40, 4)[0] == math.inf  # no `same` at 40
 
 
 def test_the_calibrated_table_covers_the_rule_s_looks() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from tfperf.ab import method_text, simulate, trimmed, trimmed_bounds, verdict
+from tfperf.ab import method_text, simulate, spending, trimmed, trimmed_bounds, trimmed_tables, verdict
 from tfperf.ab.simulate import Conditions
 from tfperf.options.ab_settings import ABSettings
 
@@ -21,27 +21,39 @@ SESSIONS = 300
 
 
 def test_the_schedule_looks_every_quarter_doubling_and_says_same_from_192_pairs() -> None:
-    assert DEFAULTS.look_rule == "trimmed" and (DEFAULTS.min_pairs, DEFAULTS.max_pairs) == (32, 2048)
+    assert DEFAULTS.look_rule == "trimmed" and (DEFAULTS.min_pairs, DEFAULTS.max_pairs) == (32, 2432)
     looks = DEFAULTS.looks()
-    assert looks[:5] == [32, 40, 48, 56, 64] and looks[-3:] == [1448, 1720, 2048]
+    assert looks[:5] == [40, 48, 56, 64, 80] and looks[-3:] == [1720, 2048, 2432]
     assert DEFAULTS.same_looks() == [192, 224, 256, 288, 320, 384, 448, 512, 640, 768, 1024]
     assert all(n % (2 * DEFAULTS.duets) == 0 for n in looks)  # both orders on every duet
-    # A smaller MAX scales the schedule; a larger MIN only drops looks.
+    # A smaller MAX scales the schedule, `same` looks too; a larger MIN only drops looks.
+    assert replace(DEFAULTS, max_pairs=1024).same_looks()[::5] == [96, 192, 512]
     assert replace(DEFAULTS, min_pairs=16, max_pairs=64).looks() == [16, 24, 32, 40, 48, 56, 64]
     assert set(replace(DEFAULTS, min_pairs=200).looks()) <= set(looks)
 
 
-def test_duets_relay_every_16_pairs_then_every_32_after_512() -> None:
-    numbers = DEFAULTS.duet_numbers(2048)
+def test_duets_relay_every_16_pairs_then_every_64_after_512() -> None:
+    numbers = DEFAULTS.duet_numbers(2432)
     sizes = np.bincount(numbers)[1:]
-    assert set(sizes[:32]) == {16} and set(sizes[32:]) == {32}  # 32 early duets, then 48
-    assert DEFAULTS.relays(512) == 28 and DEFAULTS.relays(2048) == 76
-    due = [i for i in range(700) if DEFAULTS.relay_due(i)]
-    assert due[:4] == [64, 65, 66, 67] and 512 in due and 576 not in due and 640 in due
+    # 32 early duets, then 28 of 64 pairs and the last 4 with the 32 pairs left.
+    assert set(sizes[:32]) == {16} and set(sizes[32:60]) == {64} and set(sizes[60:]) == {32}
+    assert DEFAULTS.relays(512) == 28 and DEFAULTS.relays(2432) == 60
+    due = [i for i in range(800) if DEFAULTS.relay_due(i)]
+    assert due[:4] == [64, 65, 66, 67] and 512 in due and 640 not in due and 768 in due
     # A kept file's schedule, one relay length throughout, is what it was.
     kept = replace(DEFAULTS, look_rule="duets-t", relay=6, late_relay=0, max_pairs=1024)
     assert np.array_equal(kept.duet_numbers(1024),
                           np.arange(1024) % 4 + 1 + 4 * (np.arange(1024) // 4 // 6))
+
+
+def test_the_directions_spend_late_but_keep_a_little_early_for_a_clear_change() -> None:
+    t = np.array([80, 1024, 2048, 2432]) / 2432
+    shares = spending.power_shares(t, DEFAULTS.direction_power, DEFAULTS.direction_linear)
+    assert shares[-1] == pytest.approx(1.0) and np.all(np.diff(shares) > 0)
+    # By 80 pairs the linear 1% spends more than (n / 2048)^3 did, t^5 alone 1e-7 of it.
+    assert shares[0] > (80 / 2048) ** 3 > 1000 * t[0] ** 5
+    # ... and leaves the last two looks nearly what t^5 alone would.
+    assert shares[2] == pytest.approx(t[2] ** 5, abs=0.01)
 
 
 def test_the_trimmed_mean_ignores_a_wild_pair_and_its_variance_sums_by_duet() -> None:
@@ -66,9 +78,16 @@ def test_a_calibrated_table_judges_the_default_schedule_at_its_level_or_a_strict
     assert trimmed_bounds.table_level(replace(DEFAULTS, alpha=0.3)) == 0.05
     assert trimmed_bounds.table_level(replace(DEFAULTS, max_pairs=512)) is None
     assert trimmed_bounds.table_level(replace(DEFAULTS, duets=6)) is None
-    # Each level's table is stricter than the spending's t where the simulation found it.
-    for (last, level), table in trimmed_bounds.TABLES.items():
-        settings = replace(DEFAULTS, alpha=2 * level, max_pairs=last)
+    # A session kept on the schedule before 2026-12-07 is judged by its own table, not a mix.
+    before = replace(DEFAULTS, max_pairs=2048, late_relay=32, direction_power=3.0,
+                     direction_linear=0.0)
+    assert trimmed_bounds.table_level(before) == 0.05
+    assert trimmed_bounds.table_level(replace(before, late_relay=64)) is None
+    # Each table covers its schedule's looks, and is stricter than the spending's t where the
+    # simulation found it.
+    for (schedule, level), table in trimmed_tables.TABLES.items():
+        settings = replace(DEFAULTS, alpha=2 * level, **schedule._asdict())
+        assert [look for look, _, _ in table] == settings.looks()
         for look, same_t, direction_t in table:
             duets = int(settings.duet_numbers(look).max())
             spent_same, spent_direction = trimmed_bounds.spending_t(settings, look, duets)

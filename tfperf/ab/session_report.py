@@ -40,7 +40,9 @@ def settings_of(data: dict[str, Any], floor: float | None = None) -> ABSettings:
                       relay_until=kept.get("relay_until", defaults.relay_until),
                       trim=kept.get("trim", defaults.trim),
                       same_power=kept.get("same_power", defaults.same_power),
-                      direction_power=kept.get("direction_power", defaults.direction_power),
+                      # Kept before they were named: the rule's first spending, (n / MAX)^3.
+                      direction_power=kept.get("direction_power", 3.0),
+                      direction_linear=kept.get("direction_linear", 0.0),
                       look_rule=kept.get("look_rule", BONFERRONI),
                       min_duet_sd=kept.get("min_duet_sd", defaults.min_duet_sd),
                       adjust_yardstick=kept.get("adjust_yardstick", False),

@@ -103,3 +103,13 @@ def fractions_of_rows(information: np.ndarray) -> np.ndarray:
     steps = np.maximum.accumulate(shares - number, axis=1) + number
     found: np.ndarray = steps / steps[:, -1:]
     return found
+
+
+def power_shares(fractions: np.ndarray, power: float, linear: float = 0.0) -> np.ndarray:
+    """The share of alpha spent by each information fraction t: (1 - linear) t^power + linear t.
+    A high power keeps nearly all of alpha for the late looks, where a change near the floor
+    is decided; a small linear part spends a little early, enough for a clear change to be
+    called on few pairs, which t^power alone (1e-9 of alpha by t = 0.02 at power 5) is not."""
+    t = np.asarray(fractions, dtype=float)
+    shares: np.ndarray = (1 - linear) * t ** power + linear * t
+    return shares

@@ -13,8 +13,9 @@
 - **Separate spending for each kind of verdict**: `same` is wrong only where its interval's
   far edge misses the true B/A, `slower` and `faster` only where theirs does, so each kind has
   its own widths: alpha / 2 each, `same` spent as (n / its last look)^0.5 over its looks,
-  `slower` and `faster` late, as (n / MAX)^3, over theirs (ABSettings.same_looks and
-  direction_looks). Each look's critical t is calibrated by simulation (trimmed_bounds.py).
+  `slower` and `faster` late, as (n / MAX)^5 with 1% of it linear in n, over theirs
+  (ABSettings.same_looks and direction_looks, spending.power_shares). Each look's critical t
+  is calibrated by simulation (trimmed_bounds.py).
 
 Pure functions of many sessions' pairs at once (a row each).
 """

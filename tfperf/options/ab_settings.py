@@ -38,10 +38,11 @@ DUET_RULES = (DUETS_T, CLUSTERS_T, DUETS)  # the rules that take each worker pro
 T_RULES = (DUETS_T, CLUSTERS_T)  # Student's t on the duets' D - 1 degrees of freedom
 
 
-# `trimmed`'s `same` looks for a last look of REFERENCE_LAST pairs (another last look scales
-# them): none before 192, where A/A cases start to decide (what looks at 128 and 160 would
-# spend, 192 spends alone), to 1,024, by which nearly every unchanged case has
-# (benchmarks/results/ab_limit.md).
+# `trimmed`'s `same` looks for a last look of REFERENCE_LAST pairs or more (an earlier last look
+# scales them down): none before 192, where A/A cases start to decide (what looks at 128 and
+# 160 would spend, 192 spends alone), to 1,024, by which nearly every unchanged case has
+# (benchmarks/results/ab_limit.md). Where unchanged cases decide does not move with a later
+# last look, so neither do they.
 REFERENCE_LAST = 2048
 SAME_LOOKS = (192, 224, 256, 288, 320, 384, 448, 512, 640, 768, 1024)
 
@@ -53,11 +54,11 @@ class ABSettings:
     # Two-sided: each one-sided wrong verdict (`slower` where B is not slower by the floor,
     # `same` where it is, `faster` alike) comes in at most alpha / 2 of cases: 5%.
     alpha: float = 0.10
-    min_pairs: int = 32  # the first look
-    # The last look: 2,048 pairs, where a 2% slowdown is caught in 95% of sessions; about 14
-    # minutes for resnet20 tiny on a 2-core CPU (benchmarks/results/ab_limit.md). A case that
-    # has not changed says `same` near 192 pairs.
-    max_pairs: int = 2048
+    min_pairs: int = 32  # no look before it (at 2,432 pairs the first quarter doubling is 40)
+    # The last look: 2,432 pairs, by which a 2% slowdown is caught in 95% of sessions; about 15
+    # minutes for resnet20 tiny on a 2-core CPU at a 0.26 s pair (benchmarks/results/
+    # ab_limit.md). A case that has not changed says `same` near 192 pairs.
+    max_pairs: int = 2432
     # Pairs of side A and side B workers, all alive at once; pairs go round them. Each worker
     # process runs at its own speed (docs/design/ab.md): more duets average more of them out.
     # Even, so that as many duets start A first as start B first.
@@ -65,9 +66,10 @@ class ABSettings:
     # A duet's workers measure this many pairs, then end, and a fresh duet takes their place
     # (0: they measure the whole case); after `relay_until` pairs, `late_relay` (0: `relay`).
     # A relay costs about 14 pairs' time at a one-step turn: 16 early, when few duets make the
-    # interval wide, 32 late, when duets are many (benchmarks/ab_limit.py).
+    # interval wide, 64 late, when duets are many and the time saved pays for a look at 2,432
+    # pairs within 15 minutes (benchmarks/results/ab_limit.md).
     relay: int = 16
-    late_relay: int = 32
+    late_relay: int = 64
     relay_until: int = 512
     # Each side's turn in a pair runs whole rounds for about this long, and an A/B round is
     # this many steps unless --perf-steps-per-round says otherwise: one step, the shortest turn,
@@ -86,10 +88,16 @@ class ABSettings:
     # docstring.
     look_rule: LookRule = TRIMMED
     # `trimmed`: the share cut from each end; alpha spent on `same` as (n / its last look)^
-    # same_power, on `slower` and `faster` as (n / MAX)^direction_power.
+    # same_power, on `slower` and `faster` as (1 - direction_linear) (n / MAX)^direction_power
+    # + direction_linear n / MAX (spending.power_shares). The power, 5, spends late, where a
+    # slowdown near the floor is decided (at 2,432 pairs 3 caught 2% in 94.0% of resnet20's
+    # replayed sessions, 5 in 95.4%); the linear 1% spends enough early that a clear change is
+    # still called on few pairs (10% by 80 pairs, as at a power of 3, not 152). An unchanged
+    # case decides on `same`'s own alpha.
     trim: float = 0.25
     same_power: float = 0.5
-    direction_power: float = 3.0
+    direction_power: float = 5.0
+    direction_linear: float = 0.01
     # The least SD of a duet's own offset (log B/A) that the interval assumes, whatever a few
     # duets that happen to agree suggest: 0.5%, the least measured on the 2-core CPU. Chosen
     # by simulation (docs/ab.md): wrong verdicts stay near 1% at offsets of 0.3-1%.
@@ -150,8 +158,10 @@ class ABSettings:
         return sorted({*self._whole_rounds(looks), self.max_pairs})
 
     def same_looks(self) -> list[int]:
-        """`trimmed`'s looks that may say `same`: SAME_LOOKS scaled to MAX."""
-        return self._whole_rounds([n * self.max_pairs / REFERENCE_LAST for n in SAME_LOOKS])
+        """`trimmed`'s looks that may say `same`: SAME_LOOKS, scaled down to a MAX below
+        REFERENCE_LAST."""
+        scale = min(1.0, self.max_pairs / REFERENCE_LAST)
+        return self._whole_rounds([n * scale for n in SAME_LOOKS])
 
     def relays(self, pairs: int) -> int:
         """The fresh duets that have taken over by the time `pairs` pairs are measured."""

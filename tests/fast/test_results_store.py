@@ -108,7 +108,7 @@ def test_runs_kept_before_0004_get_their_reason_and_figures_as_columns(tmp_path:
     store = ResultsStore.open(url)
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0008"
+            assert database.current(connection) == database.head() == "0009"
             (row,) = connection.execute(sa.select(
                 tables.runs.c.reason, tables.runs.c.compile_cpu_s, tables.runs.c.mfu,
                 tables.runs.c.peak_memory_bytes, tables.runs.c.scaling_efficiency)).all()

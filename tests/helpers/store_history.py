@@ -10,7 +10,9 @@ import itertools
 import random
 from dataclasses import dataclass
 
+from tfperf.ground.machine import kind_of_key
 from tfperf.storage import tables
+from tfperf.storage.fingerprint import series_key
 from tfperf.storage.results_store import ResultsStore
 
 START = datetime.datetime(2025, 11, 26, 3, 0, tzinfo=datetime.UTC)
@@ -42,6 +44,10 @@ def machine_keys(count: int) -> list[str]:
     return [f"Linux-py3.11-tf2.21.0-1x{kinds[i % 2]}-r{i}" for i in range(count)]
 
 
+def _hard(build: tuple[str, str]) -> dict[str, object]:
+    return {"tensorflow": build[0], "tensorflow_git": build[1], "gpu": "A100", "config": "abc123"}
+
+
 def _run_document(case: str, when: str, session: str, rate: float, build: tuple[str, str],
                   verdict: str, rng: random.Random) -> dict[str, object]:
     rounds = [rate * rng.gauss(1, 0.01) for _ in range(10)]
@@ -49,9 +55,7 @@ def _run_document(case: str, when: str, session: str, rate: float, build: tuple[
             "examples_per_sec": sorted(rounds)[5], "round_examples_per_sec": rounds,
             "scaling_efficiency": None, "peak_memory_bytes": 2.1e9, "verdict": verdict,
             "rerun_round_examples_per_sec": [], "wall_s": 42.0,
-            "fingerprint": {"hard": {"tensorflow": build[0], "tensorflow_git": build[1],
-                                     "gpu": "A100", "config": "abc123"},
-                            "soft": {"driver": "580.65", "host": "runner"}}}
+            "fingerprint": {"hard": _hard(build), "soft": {"driver": "580.65", "host": "runner"}}}
 
 
 def generate(store: ResultsStore, shape: Shape, seed: int = 1) -> dict[str, int]:
@@ -93,7 +97,9 @@ def generate(store: ResultsStore, shape: Shape, seed: int = 1) -> dict[str, int]
                                  "verdict": verdict, "document": {**document, "reason": reason},
                                  "reason": reason, "compile_cpu_s": 2.0 * rng.gauss(1, 0.05),
                                  "peak_memory_bytes": 2.1e9, "mfu": 0.4 * rate / base[case],
-                                 "flagged": "yardstick disturbed (made up)" if day == 3 else ""})
+                                 "flagged": "yardstick disturbed (made up)" if day == 3 else "",
+                                 "machine_kind": kind_of_key(key),
+                                 "series_key": series_key(_hard(build))})
                 connection.execute(tables.runs.insert(), runs)
                 if failures:
                     connection.execute(tables.failures.insert(), failures)

@@ -46,7 +46,7 @@ COMMANDS: list[tuple[str, ModuleType, tuple[str, ...], Callable[[], list[str]]]]
     ("tfperf-ab", ab_command, (), lambda: _argparse_options(ab_command._parser())),
     ("tfperf-store", store_command, (),
      lambda: [*_argparse_options(store_command._parser()), "import", "info", "upgrade", "export",
-              "load", "prune"]),
+              "load", "prune", "series"]),
     ("tfperf-bisect", bisect_command, (),
      lambda: [*_argparse_options(bisect_command._parser()), *BISECT_VERBS]),
     ("tfperf-candidate", candidate_command, (),

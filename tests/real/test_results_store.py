@@ -113,7 +113,7 @@ def test_a_store_of_an_older_schema_is_migrated_forward_keeping_every_row(store_
     store = ResultsStore.open(store_url)  # brought to the newest schema here
     try:
         with store.engine.connect() as connection:
-            assert database.current(connection) == database.head() == "0008"
+            assert database.current(connection) == database.head() == "0009"
             indexes = {i["name"] for i in sa.inspect(connection).get_indexes("runs")}
         assert "runs_by_case_and_machine" in indexes and "runs_by_case" not in indexes
         assert store.counts() == {"sessions": 1, "runs": 4, "failures": 1, "ab_cases": 0,

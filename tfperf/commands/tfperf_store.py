@@ -7,6 +7,7 @@ export it, load an export, prune what nothing reads any more.
     tfperf-store export --format jsonl --out store-export/     # or csv: one file per table
     tfperf-store load store-export/                            # into an empty store
     tfperf-store prune --older-than 180d [--write]             # a dry run without --write
+    tfperf-store series CASE [--machine KIND]                  # its builds, in build order
 
 The store is the one named by --store, else $TFPERF_STORE_URL, else store.sqlite3 in the
 project's history folder (.perf-results/history). Exit 0: done; 1: an import left something
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.commands import arguments
+from tfperf.commands import arguments, store_series
 from tfperf.commands import store_import as importer
 from tfperf.gate.statistics import GateSettings
 from tfperf.storage import database, exports, pruning
@@ -36,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0],
                                      parents=[before])
     verbs = parser.add_subparsers(dest="verb", required=True,
-                                  metavar="import|info|upgrade|export|load|prune")
+                                  metavar="import|info|upgrade|export|load|prune|series")
     imports = verbs.add_parser("import", parents=[after],
                                help="add kept session files (files or folders, searched for "
                                     "*.json) to the store")
@@ -66,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="each case's newest runs kept per machine and build, whatever "
                              "their age (default: the gate's history, %(default)s)")
     prunes.add_argument("--write", action="store_true", help="delete (default: only say what)")
+    series = verbs.add_parser("series", parents=[after],
+                              help="a case's runs under every TensorFlow build, in build order, "
+                                   "per kind of machine")
+    series.add_argument("case", help="the case id, as the reports name it")
+    series.add_argument("--machine", metavar="KIND",
+                        help="one kind of machine: a machine key without its TensorFlow "
+                             "(default: every kind)")
     return parser
 
 
@@ -129,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.verb == "prune":
             return _prune(store, args)
+        if args.verb == "series":
+            print("\n\n".join(store_series.table(s)
+                               for s in store_series.chosen(store, args.case, args.machine)))
+            return 0
         if args.verb == "info":
             held = ", ".join(f"{n} {name}" for name, n in store.counts().items())
             print(f"{store.where}: schema {database.head()}; {held}")

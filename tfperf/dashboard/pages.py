@@ -108,10 +108,12 @@ def _number(value: float | None, form: str, scale: float = 1.0) -> str:
 
 
 def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure],
-              plot: Any, previous: Mapping[str, str], more: str = "") -> str:
-    """The case's figures by date (`plot`), then its latest runs, each with every gated figure,
-    its verdict and the reason for it and a link comparing its session with the machine's one
-    before (`previous`), its failures, then `more` (its findings, A/B sessions, bisections)."""
+              plot: Any, previous: Mapping[str, str], more: str = "",
+              builds: Any | None = None) -> str:
+    """The case's figures by date (`plot`), then by TensorFlow build where it ran under more
+    than one (`builds`), then its latest runs, each with every gated figure, its verdict and the
+    reason for it and a link comparing its session with the machine's one before (`previous`),
+    its failures, then `more` (its findings, A/B sessions, bisections)."""
     recent = "".join(
         f"<tr><td>{_when(p.when)}</td><td>{_e(p.machine_key)}</td><td class=\"n\">"
         f"{p.examples_per_sec:.1f}</td><td class=\"n\">{_number(p.compile_cpu_s, '.2f')}</td>"
@@ -124,12 +126,13 @@ def case_page(case_id: str, points: Sequence[Point], failures: Sequence[Failure]
         f"<td>{_compare(p, previous)}</td></tr>"
         for p in list(reversed(points))[:20])
     body = ("<!--plot0-->"
-            f"<h2>Latest runs</h2><table><tr><th>when</th><th>machine</th><th>examples/s</th>"
+            + ("<h2 id=\"builds\">By TensorFlow build</h2><!--plot1-->" if builds else "")
+            + f"<h2>Latest runs</h2><table><tr><th>when</th><th>machine</th><th>examples/s</th>"
             f"<th>compile s</th><th>peak MiB</th><th>scaling</th><th>MFU</th>"
             f"<th>TensorFlow</th><th>verdict</th><th>why</th><th>session</th></tr>{recent}</table>"
             + (f"<h2>Failures</h2>{_failure_rows(list(reversed(failures)))}" if failures else "")
             + more)
-    return page(case_id, body, 1, [plot])
+    return page(case_id, body, 1, [plot, *([builds] if builds else [])])
 
 
 def _compare(point: Point, previous: Mapping[str, str]) -> str:

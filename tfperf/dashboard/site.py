@@ -11,7 +11,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfperf.dashboard import bisect_pages, compare_page, findings_pages, pages, plots, site_data
+from tfperf.dashboard import (
+    bisect_pages,
+    build_plots,
+    compare_page,
+    findings_pages,
+    pages,
+    plots,
+    site_data,
+)
 from tfperf.dashboard.html_text import escape, slug
 from tfperf.ground.vocabulary import REGRESSION
 from tfperf.storage.findings import Finding
@@ -71,7 +79,8 @@ def _write_page(task: tuple[str, str, bool]) -> None:
     if kind == "cases":
         points, failures = data.runs.get(name, []), data.failures.get(name, [])
         text = pages.case_page(name, points, failures, plots.case_trends(name, points, failures),
-                               links.previous, links.more(name))
+                               links.previous, links.more(name),
+                               build_plots.builds_plot(name, points))
     else:
         cases = data.ab[name]
         text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None,

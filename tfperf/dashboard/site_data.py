@@ -44,6 +44,8 @@ class Point(NamedTuple):
     peak_memory_bytes: float | None = None
     compile_cpu_s: float | None = None
     mfu: float | None = None
+    machine_kind: str = ""  # its series across builds (storage.build_series); "" before 0009
+    series_key: str = ""
 
     def figure(self, name: str) -> float | None:
         value = getattr(self, name)
@@ -107,6 +109,7 @@ def read(store: ResultsStore) -> SiteData:
                 runs.c.tensorflow, runs.c.git_hash, runs.c.verdict, runs.c.session_id,
                 runs.c.reason, runs.c.flagged, runs.c.scaling_efficiency,
                 runs.c.peak_memory_bytes, runs.c.compile_cpu_s, runs.c.mfu,
+                runs.c.machine_kind, runs.c.series_key,
         ).order_by(runs.c.when, runs.c.id)):
             point = Point._make(row[1:])
             known(RUN_VERDICT, point.verdict,

@@ -82,6 +82,10 @@ class Machine:
             "gpu_unavailable_reason": self.gpu_unavailable_reason,
         }
 
+    def kind(self, virtual: bool = False) -> str:
+        """The key without the TensorFlow: what a series across builds is kept by."""
+        return kind_of_key(self.key(virtual))
+
     def key(self, virtual: bool = False) -> str:
         """The baseline folder: results of different hardware or TensorFlow never mix."""
         parts = [
@@ -95,6 +99,16 @@ class Machine:
         if virtual:
             parts.append("virtual")
         return "-".join(parts)
+
+
+# The key's TensorFlow part: "-tf2.21.0", "-tf2.22.0rc0", a nightly's "-tf2.23.0-dev20261026".
+_TENSORFLOW_PART = re.compile(r"-tf\d[\w.+]*?(?:-dev\d+)?(?=-)")
+
+
+def kind_of_key(key: str) -> str:
+    """A machine key without its TensorFlow: the kind of machine, whatever build it ran (a
+    case's series across builds is kept per kind)."""
+    return _TENSORFLOW_PART.sub("", key, count=1)
 
 
 def _slug(text: str) -> str:

@@ -19,9 +19,11 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from tfperf.ground.machine import kind_of_key
 from tfperf.ground.vocabulary import current_status
 from tfperf.storage import files, tables
 from tfperf.storage.errors import StorageError
+from tfperf.storage.fingerprint import series_key
 
 Format = Literal["jsonl", "csv"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv")
@@ -31,7 +33,8 @@ TABLES = (tables.sessions, tables.runs, tables.failures, tables.ab_cases, tables
 # Tables an export made before them lacks: such an export loads, with none of their rows.
 NEWER = {tables.notifications.name}
 # Columns an export made before them lacks: such an export loads, with none of their values.
-NEWER_COLUMNS = {tables.sessions.name: {"differences"}}
+NEWER_COLUMNS = {tables.sessions.name: {"differences"},
+                 tables.runs.name: {"machine_kind", "series_key"}}
 
 
 def _is_json(column: sa.Column[Any]) -> bool:
@@ -139,10 +142,21 @@ def read(folder: Path) -> tuple[Format, dict[str, list[dict[str, Any]]]]:
         for row in found[table.name]:
             for name in newer - set(row):
                 row[name] = None
+            if table is tables.runs:
+                _fill_series(row)
         if any(set(row) != names for row in found[table.name]):
             raise StorageError(f"{path} is not a {table.name} export: its columns are not "
                                f"{', '.join(sorted(names))}")
     return form, found
+
+
+def _fill_series(row: dict[str, Any]) -> None:
+    """A run of an export made before 0009: its series columns, from what they are made of."""
+    if row["machine_kind"] is None:
+        row["machine_kind"] = kind_of_key(row["machine_key"])
+    if row["series_key"] is None:
+        document = row["document"] if isinstance(row["document"], dict) else {}
+        row["series_key"] = series_key((document.get("fingerprint") or {}).get("hard") or {})
 
 
 def load(engine: sa.Engine, found: dict[str, list[dict[str, Any]]]) -> dict[str, int]:

@@ -23,6 +23,10 @@ HARD_FIELDS = (
     "tensorflow", "tensorflow_git", "python", "cpu_model", "cpu_isa", "cpu_cores", "virtual",
     "config",
 )
+# What a build of TensorFlow brings: its version and commit, and the CUDA and cuDNN it was built
+# against. A case's series across builds (build_series.py) is its runs whose hard fingerprints
+# agree in everything else.
+BUILD_FIELDS = ("tensorflow", "tensorflow_git", "cuda", "cudnn")
 SOFT_FIELDS = ("driver", "gpu_max_sm_clock_mhz", "gpu_power_limit_w", "host_cpu", "host",
                "runner")
 
@@ -53,6 +57,11 @@ class Fingerprint:
         text = json.dumps(dict(self.hard), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    @property
+    def series_key(self) -> str:
+        """The key of the case's series across builds: the hard key without the build."""
+        return series_key(self.hard)
+
     def hard_differences(self, other: Fingerprint) -> list[str]:
         """`field: history's value -> this result's value` for each hard field that differs."""
         return _differences(other.hard, self.hard, HARD_FIELDS)
@@ -66,6 +75,13 @@ class Fingerprint:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Fingerprint:
         return cls(dict(data["hard"]), dict(data.get("soft", {})))
+
+
+def series_key(hard: Mapping[str, Any]) -> str:
+    """The hard fingerprint's key without BUILD_FIELDS: the same for one case's runs on one
+    kind of machine under any build."""
+    text = json.dumps({k: v for k, v in hard.items() if k not in BUILD_FIELDS}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _differences(before: Mapping[str, Any], now: Mapping[str, Any], names: tuple[str, ...]

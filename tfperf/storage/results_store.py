@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from tfperf.ground.machine import kind_of_key
 from tfperf.ground.vocabulary import (
     AB_CASE_OUTCOME,
     CAUSE,
@@ -27,8 +28,9 @@ from tfperf.ground.vocabulary import (
     Vocabulary,
     current_status,
 )
-from tfperf.storage import database, tables, timestamps
+from tfperf.storage import build_series, database, tables, timestamps
 from tfperf.storage.errors import StoreUnavailable, known
+from tfperf.storage.fingerprint import series_key
 from tfperf.storage.session_files import number
 
 SessionKind = Literal["measured", "ab"]
@@ -211,6 +213,20 @@ class ResultsStore:
         with self.engine.connect() as connection:
             return [dict(d) for d in connection.execute(query).scalars()]
 
+    def series(self, case_id: str, machine_kind: str | None = None) -> list[dict[str, Any]]:
+        """The rows of one case's runs (on one kind of machine), under every build, oldest
+        first: what build_series.of_rows makes its series of. One query, by the index on
+        (case, kind, time)."""
+        c = tables.runs.c
+        query = sa.select(c.case_id, c.machine_kind, c.series_key, c.session_id, c.when,
+                          c.tensorflow, c.git_hash, c.verdict,
+                          *(c[name] for name in build_series.FIGURES)
+                          ).where(c.case_id == case_id).order_by(c.when, c.id)
+        if machine_kind is not None:
+            query = query.where(c.machine_kind == machine_kind)
+        with self.engine.connect() as connection:
+            return [dict(row._mapping) for row in connection.execute(query)]
+
     def _rows(self, table: sa.Table, fields: Iterable[str], session_id: str | None,
               column: str, kind: Vocabulary[Any]) -> list[dict[str, Any]]:
         """The rows' fields, oldest first, `column` read as a value of `kind`: StorageError,
@@ -276,5 +292,6 @@ def _run_row(session: SessionRow, kept: Mapping[str, Any]) -> dict[str, Any]:
             "scaling_efficiency": number(document.get("scaling_efficiency")),
             "peak_memory_bytes": number(document.get("peak_memory_bytes")),
             "compile_cpu_s": number(document.get("compile_cpu_s")),
-            "mfu": number((document.get("figures") or {}).get("mfu"))}
+            "mfu": number((document.get("figures") or {}).get("mfu")),
+            "machine_kind": kind_of_key(session.machine_key), "series_key": series_key(hard)}
 

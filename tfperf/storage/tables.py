@@ -52,8 +52,13 @@ runs = sa.Table(
     sa.Column("peak_memory_bytes", sa.Float),
     sa.Column("compile_cpu_s", sa.Float),
     sa.Column("mfu", sa.Float),
+    # Since 0009: the case's series across builds (build_series.py): the machine key without its
+    # TensorFlow, and the hard fingerprint's key without the build.
+    sa.Column("machine_kind", sa.String(200), nullable=False, server_default=""),
+    sa.Column("series_key", sa.String(40), nullable=False, server_default=""),
     sa.UniqueConstraint("session_id", "case_id", name="one_run_per_case_and_session"),
     sa.Index("runs_by_case_and_machine", "case_id", "machine_key", "when"),
+    sa.Index("runs_by_case_and_kind", "case_id", "machine_kind", "when"),
     sa.Index("runs_by_machine", "machine_key", "when"),
 )
 

@@ -50,6 +50,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import lab  # noqa: F401 (this checkout's tfperf first on the path)
 import numpy as np
@@ -156,6 +157,29 @@ class Limit:
         same = bounds(sorted(self.same_looks), self.same_power)
         direction = bounds(self.looks(), self.direction_power, self.direction_linear)
         return {n: (same.get(n), direction[n]) for n in self.looks()}
+
+
+def add_schedule(parser: argparse.ArgumentParser) -> None:
+    """The options of a schedule a study of the rule takes (defaults: the product's)."""
+    parser.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
+    parser.add_argument("--late-relay", type=int, default=Limit.late_relay,
+                        help="a slot's pairs a duet after the first 512 pairs")
+    parser.add_argument("--direction-power", type=float, default=Limit.direction_power,
+                        help="alpha (n / last)^power spent on `slower` and `faster` ...")
+    parser.add_argument("--direction-linear", type=float, default=Limit.direction_linear,
+                        help="... and this share of it as n / last")
+    parser.add_argument("--trim", type=float, default=Limit.trim,
+                        help="the share the trimmed mean cuts from each end")
+    parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
+                        help="the looks that may say `same` (default: the rule's)")
+
+
+def scheduled(args: argparse.Namespace, **more: Any) -> Limit:
+    """The Limit of add_schedule's options (and `more` of its fields)."""
+    return Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
+                 last=args.last, trim=args.trim, late_relay=args.late_relay,
+                 direction_power=args.direction_power, direction_linear=args.direction_linear,
+                 **more)
 
 
 def critical_t(limit: Limit, look: int, duets: int) -> tuple[float, float]:

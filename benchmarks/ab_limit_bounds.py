@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from ab_limit import Limit, critical_t  # sibling studies
+from ab_limit import Limit, add_schedule, critical_t, scheduled  # sibling studies
 from ab_limit_replay import modelled
 from lab import records
 
@@ -132,26 +132,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=8000, help="sessions a cell (and as many mirrored)")
     parser.add_argument("--seed", type=int, default=177)
-    parser.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
-    parser.add_argument("--late-relay", type=int, default=Limit.late_relay,
-                        help="a slot's pairs a duet after the first 512 pairs")
-    parser.add_argument("--direction-power", type=float, default=Limit.direction_power,
-                        help="alpha (n / last)^power spent on `slower` and `faster`")
-    parser.add_argument("--direction-linear", type=float, default=Limit.direction_linear,
-                        help="... and this share of it as n / last")
-    parser.add_argument("--trim", type=float, default=Limit.trim,
-                        help="the share the trimmed mean cuts from each end")
-    parser.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
-                        help="the looks that may say `same` (default: the rule's)")
+    add_schedule(parser)
     parser.add_argument("--alpha", type=float, default=Limit.alpha,
                         help="each one-sided wrong verdict's share at most (default: %(default)s)")
     parser.add_argument("--out", type=Path,
                         help="append each cell's bounds and then the table (JSON lines)")
     args = parser.parse_args()
-    limit = Limit(same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last, trim=args.trim, alpha=args.alpha,
-                  late_relay=args.late_relay, direction_power=args.direction_power,
-                  direction_linear=args.direction_linear)
+    limit = scheduled(args, alpha=args.alpha)
     table = calibrate(limit, CELLS, args.n, args.seed, args.out)
     if args.out:
         records.append(args.out, {"study": "table", "limit": repr(limit), "n": args.n,

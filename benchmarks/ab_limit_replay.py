@@ -45,7 +45,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ab_limit import CALIBRATED, SAME, SLOWER, UNDECIDED, Limit, sequential  # siblings
+from ab_limit import (  # siblings
+    CALIBRATED,
+    SAME,
+    SLOWER,
+    UNDECIDED,
+    Limit,
+    add_schedule,
+    scheduled,
+    sequential,
+)
 from ab_reservoir import costs, load
 from lab import records
 from scipy.stats import binomtest
@@ -201,10 +210,7 @@ def chosen(args: argparse.Namespace) -> Limit:
     """The rule replayed: its `same` looks, and its critical values: the calibrated ones
     (ab_limit.CALIBRATED), the spending's t, or a table ab_limit_bounds.py kept for these
     looks (the file's last)."""
-    limit = Limit(estimator=args.estimator,
-                  same_looks=tuple(args.same_looks) if args.same_looks else Limit.same_looks,
-                  last=args.last, trim=args.trim, late_relay=args.late_relay,
-                  direction_power=args.direction_power, direction_linear=args.direction_linear)
+    limit = scheduled(args, estimator=args.estimator)
     if args.bounds == "spending":
         return limit
     if args.bounds == "calibrated":
@@ -263,17 +269,7 @@ def main() -> int:
                           help="critical values: ab_limit.CALIBRATED (default), the spending's "
                                "z as t on D - 1 degrees of freedom, or the last table of a "
                                "file of ab_limit_bounds.py for these `same` looks")
-        each.add_argument("--last", type=int, default=Limit.last, help="the last look, pairs")
-        each.add_argument("--late-relay", type=int, default=Limit.late_relay,
-                          help="a slot's pairs a duet after the first 512 pairs")
-        each.add_argument("--direction-power", type=float, default=Limit.direction_power,
-                          help="alpha (n / last)^power spent on `slower` and `faster`")
-        each.add_argument("--direction-linear", type=float, default=Limit.direction_linear,
-                          help="... and this share of it as n / last")
-        each.add_argument("--trim", type=float, default=Limit.trim,
-                          help="the share the trimmed mean cuts from each end")
-        each.add_argument("--same-looks", type=int, nargs="+", metavar="PAIRS",
-                          help="the looks that may say `same` (default: the rule's)")
+        add_schedule(each)
         each.add_argument("--seed", type=int, default=77)
         each.add_argument("--out", type=Path, help="append each level's figures (JSON lines)")
     args = parser.parse_args()

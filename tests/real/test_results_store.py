@@ -96,7 +96,7 @@ def test_a_store_at_a_newer_schema_is_refused_and_left_untouched(store_url: str)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(StoreUnavailable, match=r"is at schema revision 9999, newer than this "
-                                               r"tfperf's 0008: upgrade tfperf"):
+                                               r"tfperf's 0009: upgrade tfperf"):
         ResultsStore.open(store_url)
     with engine.connect() as connection:
         assert database.current(connection) == "9999"
@@ -144,7 +144,7 @@ def test_a_session_whose_store_cannot_be_used_stops_before_any_case(
     refused = pytester.runpytest_subprocess(*select, f"--perf-store={newer}")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["ERROR: results store sqlite:///* is at schema revision f00d, "
-                                  "newer than this tfperf's 0008: upgrade tfperf to use it"])
+                                  "newer than this tfperf's 0009: upgrade tfperf to use it"])
     for result in (unreachable, refused):
         assert "passed" not in result.stdout.str() and not list(
             (pytester.path / ".perf-results").rglob("tinycnn-*.log"))  # no worker started

@@ -14,9 +14,9 @@ The detectors (`judge`), replayed night by night, one build appended a night fro
 - **the gate** (tfperf.gate.statistics.judge, its defaults: robust z 4 over the last 30 builds
   and a 5% floor, or `--gate-floor`): an alarm is a flagged build; it is placed at that build.
 - **Otava** 0.8.0 (the Hunter algorithm: E-divisive means over sliding windows, merged by
-  Student's t; deterministic) at `--max-pvalue` and `--min-magnitude`, run in an environment of
-  its own (change_points_otava.py): an alarm is a change point the first night it is reported,
-  placed where it was last reported.
+  Student's t; deterministic) at `--max-pvalue` and `--min-magnitude` on every build so far
+  (or the latest `--history`), run in an environment of its own (change_points_otava.py): an
+  alarm is a change point the first night it is reported, placed where it was last reported.
 
 Figures, per detector, runs per build and step, with counts and 95% intervals: alarms per
 case-year in series without a step (Poisson); steps caught (an alarm within +-3 builds of the
@@ -125,7 +125,7 @@ def otava_alarms(lines: list[dict[str, Any]], args: argparse.Namespace) -> dict[
         [str(otava_env()), str(Path(__file__).with_name("change_points_otava.py")),
          "--first", str(FIRST), "--history", str(args.history), "--window", str(args.window),
          "--max-pvalue", str(args.max_pvalue), "--min-magnitude", str(args.min_magnitude),
-         "--same-within", str(NEAR)],
+         "--same-within", str(NEAR), "--settle", str(args.settle)],
         input="".join(json.dumps({"id": s["id"], "values": s["values"]}) + "\n" for s in lines),
         capture_output=True, text=True, check=True)
     return {row["id"]: row["raised"] for row in map(json.loads, done.stdout.splitlines())}
@@ -166,7 +166,7 @@ def figures(lines: Iterable[dict[str, Any]], alarms: dict[str, list[Any]]) -> di
 
 
 def judge_corpus(args: argparse.Namespace) -> int:
-    lines = list(records.rows([args.corpus]))
+    lines = [s for s in records.rows([args.corpus]) if not args.runs or s["runs"] in args.runs]
     found = {"gate": {s["id"]: gate_alarms(s, args.gate_floor, False) for s in lines},
              "gate, re-run confirmed": {s["id"]: gate_alarms(s, args.gate_floor, True)
                                         for s in lines},
@@ -175,7 +175,7 @@ def judge_corpus(args: argparse.Namespace) -> int:
     settings = {"gate": gate, "gate, re-run confirmed": gate,
                 "otava": {"package": OTAVA, "max_pvalue": args.max_pvalue,
                           "min_magnitude": args.min_magnitude, "window": args.window,
-                          "history": args.history}}
+                          "history": args.history, "settle": args.settle}}
     print("| detector | runs a build | step | series | alarms a case-year (no step) | caught "
           "| within 3 builds | builds to detect, median/p90 | at the exact build |")
     print("| --- | ---: | ---: | ---: | --- | --- | --- | --- | --- |")
@@ -213,7 +213,12 @@ def main() -> int:
     rate.add_argument("--max-pvalue", type=float, default=0.001)
     rate.add_argument("--min-magnitude", type=float, default=0.0)
     rate.add_argument("--window", type=int, default=30, help="Otava's window_len, builds")
-    rate.add_argument("--history", type=int, default=120, help="builds Otava reads a night")
+    rate.add_argument("--history", type=int, default=BUILDS,
+                      help="builds Otava reads a night (default: all so far; a trailing window "
+                           "of 120 raised 2-3x the alarms at its left edge)")
+    rate.add_argument("--settle", type=int, default=0,
+                      help="Otava reports a point only once this many builds follow it")
+    rate.add_argument("--runs", type=int, nargs="+", help="only these runs a build (default: all)")
     rate.add_argument("--out", type=Path, help="append each group's figures (JSON lines)")
     args = parser.parse_args()
     return corpus(args) if args.verb == "corpus" else judge_corpus(args)

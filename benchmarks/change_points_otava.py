@@ -27,6 +27,8 @@ def main() -> int:
     parser.add_argument("--min-magnitude", type=float, required=True)
     parser.add_argument("--same-within", type=int, required=True,
                         help="a point this near one reported before is that one, moved")
+    parser.add_argument("--settle", type=int, default=0,
+                        help="report a point only once this many builds follow it")
     args = parser.parse_args()
     for line in sys.stdin:
         series = json.loads(line)
@@ -39,6 +41,8 @@ def main() -> int:
                                               min_magnitude=args.min_magnitude)
             for point in points:
                 index = start + int(point.index)
+                if night - index < args.settle:
+                    continue
                 change = float(point.stats.forward_change_percent())
                 near = [r for r in raised if abs(r[2] - index) <= args.same_within]
                 if near:

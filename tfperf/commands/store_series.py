@@ -34,9 +34,8 @@ def _row(build: BuildPoint, before: BuildPoint | None) -> tuple[str, ...]:
     speed, earlier = build.median("examples_per_sec"), before and before.median("examples_per_sec")
     change = f"{speed / earlier - 1:+.1%}" if speed and earlier else ""
     memory = build.median("peak_memory_bytes")
-    mfu = build.median("mfu")
     return (build.label, build.git_hash[:10], str(len(build.sessions)), _number(speed, ".1f"),
-            change, _number(mfu, ".1%") if mfu is not None else "",
+            change, _number(build.median("mfu"), ".1%"),
             _number(build.median("compile_cpu_s"), ".2f"),
             _number(memory / 2**20 if memory is not None else None, ".0f"))
 

@@ -12,21 +12,20 @@ from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
+from tfperf.dashboard.plots import SHOWN
 from tfperf.dashboard.site_data import Point
 from tfperf.storage import build_series
 from tfperf.storage.build_series import Series
 
-# The figures a series shows: (Point attribute, axis label, scale).
-FIGURES = (("examples_per_sec", "examples/s", 1.0), ("mfu", "MFU", 1.0),
-           ("compile_cpu_s", "compile time (CPU s)", 1.0),
-           ("peak_memory_bytes", "peak memory (MiB)", 1 / 2**20))
+# The date plots' figures (their labels and scales) that a series holds.
+FIGURES = tuple(s for s in SHOWN if s.name in build_series.FIGURES)
 
 
 def series_of(case_id: str, points: Sequence[Point]) -> list[Series]:
     """The case's series that span more than one build: those the plot draws."""
     rows = [{"case_id": case_id, "machine_kind": p.machine_kind, "series_key": p.series_key,
              "session_id": p.session, "when": p.when, "tensorflow": p.tensorflow,
-             "git_hash": p.git_hash, **{name: p.figure(name) for name, _, _ in FIGURES}}
+             "git_hash": p.git_hash, **{s.name: p.figure(s.name) for s in FIGURES}}
             for p in points]
     return [s for s in build_series.of_rows(rows) if len(s.builds) > 1]
 
@@ -42,7 +41,8 @@ def builds_plot(case_id: str, points: Sequence[Point]) -> Any | None:
                    key=build_series.BuildPoint.order)
     axis = FactorRange(factors=[b.label for b in order])
     plots = []
-    for name, label, scale in FIGURES:
+    for shown in FIGURES:
+        name, label, scale = shown.name, shown.label, shown.scale
         if not any(b.values.get(name) for s in found for b in s.builds):
             continue
         plot = figure(x_range=axis, height=260, sizing_mode="stretch_width",

@@ -82,10 +82,6 @@ class Machine:
             "gpu_unavailable_reason": self.gpu_unavailable_reason,
         }
 
-    def kind(self, virtual: bool = False) -> str:
-        """The key without the TensorFlow: what a series across builds is kept by."""
-        return kind_of_key(self.key(virtual))
-
     def key(self, virtual: bool = False) -> str:
         """The baseline folder: results of different hardware or TensorFlow never mix."""
         parts = [

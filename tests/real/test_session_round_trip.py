@@ -18,8 +18,11 @@ from tfperf.storage.results_store import ResultsStore
 
 CASE = ("--perf-only=device_kind=cpu", "--perf-only=device_count=1", "--perf-only=xla=off",
         "--perf-only=data_format=NHWC", "--perf-only=strategy=single", "--perf-only=input=synthetic")
+# The test is of verdicts travelling, not of what they say: a floor of 99% keeps a 2x swing of
+# these 10-step rounds beside CI's other worker (seen once: ex/s flagged, then not confirmed)
+# from changing the second session's verdict; the gate judges again with the same floor.
 MEASURE = ("--perf-rounds=3", "--perf-steps-per-round=10", "--perf-warmup-rounds=1",
-           "--perf-rerun=off")
+           "--perf-rerun=off", "--perf-effect-floor=99")
 
 
 @pytest.mark.long
@@ -52,7 +55,8 @@ def test_a_session_file_carries_the_store_to_another_without_loss(
         there.close()
 
     judged = [in_process.run(tfperf_gate.main, str(files[-1]), "--store", url,
-                             "--reports", str(suite.path / "reports"), capsys=capsys)
+                             "--reports", str(suite.path / "reports"), "--effect-floor", "99",
+                             capsys=capsys)
               for url in (here_url, there_url)]
     assert judged[0] == judged[1] and judged[0].code == 0, judged
     # ... and the same as the session said when it ran.

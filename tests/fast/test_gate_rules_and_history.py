@@ -250,3 +250,27 @@ def test_a_run_kept_with_its_reason_glued_to_its_status_reads_as_the_status_alon
             "reason": "faster: throughput +15.0% (...): baseline stale"}
     again = Run.from_json(kept)
     assert again.verdict == statistics.FASTER and again.reason == kept["reason"]
+
+
+def test_a_case_too_noisy_for_its_floor_is_quarantined_and_comes_back_once_it_settles() -> None:
+    rules, settings = gate_rules.GateRules({}), GateSettings()
+
+    def judged(history: list[Run], now: Run) -> case_verdict.CaseGate:
+        first = case_verdict.assess(now, Sources(None, history), rules, settings)
+        return case_verdict.conclude(first, None, rules, settings, TODAY)
+
+    # Twelve nights swinging between 1000 and 800 examples/s: a 30% slowdown is not judged...
+    swinging = [run(1000.0 if d % 2 else 800.0, d) for d in range(1, 13)]
+    quarantined = judged(swinging, run(630.0, 13))
+    assert (quarantined.status, quarantined.failed) == ("unstable", False)
+    said = case_verdict.reason(quarantined)
+    assert said.startswith("unstable: throughput -30.0% (630 against the median 900; threshold "
+                           "50.0%: unstable: its runs spread 16.5% (robust, 12 runs), so z 4 "
+                           "holds 65.9%, not its floor 5.0%; gated again once they spread at "
+                           "most 1.2%"), said
+    # ... but half the speed still fails, as while a history builds.
+    assert judged(swinging, run(440.0, 13)).failed
+    # Steady nights after it: once they are most of the recent runs, the case is gated again.
+    settled = swinging + [run(1000.0 + (d % 3), d) for d in range(13, 27)]
+    assert judged(settled, run(1001.0, 27)).status == "ok"
+    assert judged(settled, run(700.0, 27)).failed

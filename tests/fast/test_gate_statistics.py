@@ -30,10 +30,26 @@ def test_significant_but_below_the_effect_floor_passes() -> None:
     assert verdict.status == statistics.OK
 
 
-def test_beyond_the_floor_but_within_the_noise_passes() -> None:
-    verdict = statistics.judge(THROUGHPUT, 920.0, steady(25, 0.05), SETTINGS, SETTINGS.floor)
-    assert verdict.z is not None and verdict.z < SETTINGS.z
-    assert verdict.status == statistics.OK
+def test_a_series_too_noisy_for_its_floor_is_unstable_and_says_what_it_would_take() -> None:
+    # Runs spread 5% a run: z 4 could hold 20%, not the 5% floor (a change beyond the floor but
+    # within the noise: what a settled figure can no longer be). Not gated: -15% passes...
+    noisy = steady(25, 0.05)
+    verdict = statistics.judge(THROUGHPUT, 850.0, noisy, SETTINGS, SETTINGS.floor)
+    assert verdict.status == statistics.UNSTABLE == "unstable"
+    spread = statistics.relative_sigma(noisy)
+    assert verdict.described().endswith(
+        f"unstable: its runs spread {spread:.1%} (robust, 25 runs), so z 4 holds "
+        f"{4 * spread:.1%}, not its floor 5.0%; gated again once they spread at most 1.2%, or "
+        f"with a floor of {4 * spread:.0%} in baselines/gate.toml; meanwhile only a change of 2x "
+        "fails)")
+    # ... but a gross change still fails, and a floor that the spread can hold gates it again.
+    assert statistics.judge(THROUGHPUT, 450.0, noisy, SETTINGS, SETTINGS.floor).status == \
+        statistics.FLAGGED
+    assert statistics.judge(THROUGHPUT, 850.0, noisy, SETTINGS, 0.25).status == statistics.OK
+    # A short history is unstable on its runs' own spread (6 runs, 3.7%), not on its rounds'.
+    short = [1000.0, 950.0, 1050.0, 1000.0, 950.0, 1050.0]
+    assert statistics.judge(THROUGHPUT, 900.0, short, SETTINGS, SETTINGS.floor).status == \
+        statistics.UNSTABLE
 
 
 def test_a_per_case_floor_overrides_the_default() -> None:
@@ -65,11 +81,11 @@ def test_a_short_history_uses_a_spread_threshold_never_tighter_than_the_floor() 
     quiet = statistics.judge(THROUGHPUT, 940.0, steady(6, 0.01), SETTINGS, SETTINGS.floor)
     assert quiet.method.endswith("6 runs") and quiet.threshold == pytest.approx(0.05)
     assert quiet.status == statistics.FLAGGED
-    # Six runs spread by 3.7% (robust sigma): the threshold widens to 4 x 3.7%.
-    noisy = statistics.judge(THROUGHPUT, 900.0, [1000.0, 950.0, 1050.0, 1000.0, 950.0, 1050.0],
-                             SETTINGS, SETTINGS.floor)
-    assert noisy.threshold == pytest.approx(4 * 1.4826 * 50 / 1000)
-    assert noisy.status == statistics.OK
+    # Six runs spread by 3.0% (robust sigma), a 15% floor: the threshold is the floor, 4 x 3.0%
+    # within it.
+    history = [1000.0, 980.0, 1020.0, 1000.0, 980.0, 1020.0]
+    held = statistics.judge(THROUGHPUT, 860.0, history, SETTINGS, 0.15)
+    assert held.threshold == pytest.approx(0.15) and held.status == statistics.OK
 
 
 @pytest.mark.parametrize("runs", [1, 2, 4])

@@ -26,6 +26,7 @@ from tfperf.ground.vocabulary import (
     SAME,
     SLOWER,
     UNDECIDED,
+    UNSTABLE,
     WAIVED,
     ABCaseOutcome,
     RunVerdict,
@@ -33,7 +34,8 @@ from tfperf.ground.vocabulary import (
 
 # A verdict that deserves a colour of its own; every other point takes its machine's.
 VERDICT_COLOURS: dict[RunVerdict, str] = {REGRESSION: "#c44e52", NOT_CONFIRMED: "#dd8452",
-                                          WAIVED: "#937860", FASTER: "#55a868"}
+                                          WAIVED: "#937860", FASTER: "#55a868",
+                                          UNSTABLE: "#8172b3"}
 AB_COLOURS: dict[ABCaseOutcome, str] = {SLOWER: "#c44e52", FASTER: "#55a868", SAME: "#4c72b0",
                                         UNDECIDED: "#8c8c8c"}
 TOOLS = "pan,box_zoom,reset,save"

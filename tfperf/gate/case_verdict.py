@@ -171,7 +171,7 @@ def conclude(first: CaseGate, again: Run | None, rules: GateRules, settings: Gat
 def _overall(verdicts: Sequence[MetricVerdict]) -> MetricStatus:
     statuses = {v.status for v in verdicts}
     for status in (statistics.REGRESSION, statistics.FLAGGED, statistics.NOT_CONFIRMED,
-                   statistics.FASTER, statistics.BUILDING):
+                   statistics.UNSTABLE, statistics.FASTER, statistics.BUILDING):
         if status in statuses:
             return status
     return statistics.OK if verdicts else statistics.NO_HISTORY

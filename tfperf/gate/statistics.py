@@ -30,6 +30,7 @@ from tfperf.ground.vocabulary import NO_HISTORY as NO_HISTORY
 from tfperf.ground.vocabulary import NOT_CONFIRMED as NOT_CONFIRMED
 from tfperf.ground.vocabulary import OK as OK
 from tfperf.ground.vocabulary import REGRESSION as REGRESSION
+from tfperf.ground.vocabulary import UNSTABLE as UNSTABLE
 from tfperf.ground.vocabulary import MetricStatus as MetricStatus
 
 # MAD times this estimates the standard deviation of normal data.
@@ -117,7 +118,7 @@ class MetricVerdict:
         if self.threshold is not None:
             said += f"; threshold {self.threshold:.1%}"
         said += f": {self.method})"
-        word = {BUILDING: "", OK: "", FASTER: ": baseline stale"}.get(self.status,
+        word = {BUILDING: "", OK: "", UNSTABLE: "", FASTER: ": baseline stale"}.get(self.status,
                                                                     f": {self.status}")
         return said + word + (f"; {self.note}" if self.note else "")
 
@@ -172,27 +173,52 @@ def judge(metric: Metric, now: float, history: Sequence[float], settings: GateSe
         status: MetricStatus = FLAGGED if worse > effect else BUILDING
         return MetricVerdict(metric, status, now, baseline, change, None, effect, method,
                              (baseline * (1 - effect), baseline * (1 + effect)))
+    floor_here = max(floor, absolute)
+    series = max(relative_sigma(history), MIN_RELATIVE_SIGMA)
+    if settings.z * series > floor_here:
+        return _unstable(metric, now, baseline, change, series, floor_here, len(history),
+                         settings)
     if len(history) >= settings.min_history:
-        sigma = max(relative_sigma(history), MIN_RELATIVE_SIGMA) * abs(baseline)
+        sigma = series * abs(baseline)
         z = sign * (baseline - now) / sigma
-        effect = max(floor, absolute)
+        effect = floor_here
         method = f"robust z beyond {settings.z:g} and the floor {effect:.1%}, {len(history)} runs"
         slower = z > settings.z and -sign * change > effect
         faster = z < -settings.z and sign * change > effect
         band_half = settings.z * sigma
     else:
-        between = relative_sigma(history)
-        spread = max(between, within_spread, kept_spread or 0.0, MIN_RELATIVE_SIGMA)
-        effect = max(floor, settings.z * spread, absolute)
+        # Fewer runs: their spread is a rough estimate, so the rounds' own spread and a marked
+        # change's kept spread widen the threshold too.
+        spread = max(series, within_spread, kept_spread or 0.0)
+        effect = max(floor_here, settings.z * spread)
         z = -sign * change / spread
         method = (f"the larger of spread {spread:.1%} x z {settings.z:g} and the floor "
-                  f"{max(floor, absolute):.1%}, {len(history)} runs")
+                  f"{floor_here:.1%}, {len(history)} runs")
         slower = -sign * change > effect
         faster = sign * change > effect
         band_half = effect * abs(baseline)
     status = FLAGGED if slower else FASTER if faster else OK
     return MetricVerdict(metric, status, now, baseline, change, z, effect, method,
                          (baseline - band_half, baseline + band_half))
+
+
+def _unstable(metric: Metric, now: float, baseline: float, change: float, spread: float,
+              floor: float, runs: int, settings: GateSettings) -> MetricVerdict:
+    """A figure whose runs spread too much for its floor: a z-score could only flag changes
+    beyond z x spread, wider than the floor the case is meant to hold, so it is not gated (a
+    gate that fires on noise is switched off; one that quietly widens hides that it cannot
+    judge). Only a gross change fails, as while a history builds. The history is the recent
+    runs, so once they spread less the figure is judged again."""
+    needed = settings.z * spread
+    effect = max(_gross_threshold(metric), floor)
+    worse = -change if metric.higher_is_better else change
+    method = (f"unstable: its runs spread {spread:.1%} (robust, {runs} runs), so z "
+              f"{settings.z:g} holds {needed:.1%}, not its floor {floor:.1%}; gated again once "
+              f"they spread at most {floor / settings.z:.1%}, or with a floor of {needed:.0%} "
+              f"in baselines/gate.toml; meanwhile only a change of {metric.gross:g}x fails")
+    status: MetricStatus = FLAGGED if worse > effect else UNSTABLE
+    return MetricVerdict(metric, status, now, baseline, change, None, effect, method,
+                         (baseline * (1 - effect), baseline * (1 + effect)))
 
 
 def confirm(verdict: MetricVerdict, again: float, again_rounds: Sequence[float],

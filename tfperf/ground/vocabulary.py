@@ -38,11 +38,13 @@ DIFFER: Final = "differ"
 # What the history gate says of one figure (tfperf.gate.statistics). A status is one word; why
 # it is so (a stale baseline, a history still building) is the verdict's reason, kept apart.
 MetricStatus = Literal["ok", "flagged", "regression", "not confirmed", "faster",
-                       "building history", "no history"]
+                       "building history", "no history", "unstable"]
 FLAGGED: Final = "flagged"
 NOT_CONFIRMED: Final = "not confirmed"
 BUILDING: Final = "building history"
 NO_HISTORY: Final = "no history"
+# Its runs spread too much for its floor: reported, not gated (only a gross change fails).
+UNSTABLE: Final = "unstable"
 
 # What the history gate says of a case (tfperf.gate.case_verdict): one of its figures'
 # statuses, or one of the case as a whole.

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from tfperf.ab.verdict import Status
-from tfperf.bisect import bisection, levels, report, search
+from tfperf.bisect import bisection, followed, levels, report, search
 from tfperf.bisect import simulated_bisections as simulate
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
@@ -221,3 +221,74 @@ def test_what_else_differs_between_a_step_s_sides_is_in_the_report() -> None:
     for n in steps:
         assert f"- step {n}: sides differ in: keras 3.15.1 -> 3.16.0.dev2026102704" in said
     assert said.count("- step ") == len(steps)
+
+
+def test_a_cost_that_grew_is_bisected_as_a_slowdown_is_and_reported_as_the_cost() -> None:
+    # Peak memory 1.5x from candidate 9 on: each step's cost verdict against a 10% floor.
+    memory = [1.0 if c < 9 else 1.5 for c in range(16)]
+
+    def judge(candidate: int, against: int, level: Level) -> search.Result:
+        ratio = memory[candidate] / memory[against]
+        low, high = ratio - 0.01, ratio + 0.01
+        status: vocabulary.StepVerdict = ("higher" if low > 1 + level.floor else "lower"
+                                          if high < 1 - level.floor else "same")
+        return Judged(status, ratio, low, high, 64, 1.0)
+
+    found = search.run(16, judge, 0.10, followed="memory")
+    assert (found.outcome, found.culprit, found.floor) == (search.FOUND, 9, 0.10)
+    assert found.steps[0].result == Judged("higher", 1.5, 1.49, 1.51, 64, 1.0)
+    doc = report.document(found, [Candidate(f"c{i}", "") for i in range(16)], "case",
+                          "commits", "id", "key", 0.10)
+    said = report.conclusion(doc)
+    assert doc["followed"] == "memory" and "- culprit: `c9`" in said
+    assert any(line.startswith("- error: ") and "when it raises its peak device memory by at "
+               "least twice the steps' floor (20.0%)" in line for line in said), said
+    assert "| 1 (confirm) | c15 | c0 | 1.500 | [1.490, 1.510] at 99.17% | higher (floor 10.0%) |" \
+        in report.markdown(doc)
+    # Ends whose memory does not differ: nothing to bisect, in the finding's words.
+    flat = search.run(16, lambda c, a, level: Judged("same", 1.0, 0.99, 1.01, 64, 1.0), 0.10,
+                      followed="memory")
+    kept = report.document(flat, [Candidate(f"c{i}", "") for i in range(16)], "case",
+                           "commits", "id", "key", 0.10)
+    assert bisection.stopped(kept).startswith(
+        "nothing to bisect: the bad end c15 is not larger in peak device memory than the good "
+        "end c0 (B/A 1.000 [0.990, 1.010]")
+
+
+def test_a_build_that_fails_as_configured_is_bisected_to_the_first_that_does() -> None:
+    def judge(candidate: int, against: int, level: Level) -> search.Result:
+        if candidate >= 5:
+            return Judged("fails", 1.0, 1.0, 1.0, 0, 2.0,
+                          note="XLA compiled 3 clusters in an xla_off case")
+        return Judged("runs", 1.01, 0.9, 1.1, 8, 2.0)
+
+    found = search.run(8, judge, 0.0, followed="configuration")
+    assert (found.outcome, found.culprit, found.good) == (search.FOUND, 5, 4)
+    doc = report.document(found, [Candidate(f"c{i}", "") for i in range(8)], "case",
+                          "tensorflow", "id", "key", 0.0)
+    assert doc["steps"][0]["note"] == "XLA compiled 3 clusters in an xla_off case"
+    text = report.markdown(doc)
+    assert "| 1 (confirm) | c7 | c0 |  |  | fails | 0 |" in text, text
+    assert "- error: none from sampling: whether a candidate fails as configured is a fact" in text
+    report.plot(doc, __import__("pathlib").Path("/dev/null"))  # a step without pairs draws
+
+
+def test_each_finding_s_steps_set_its_own_options_and_leave_the_rest_to_the_user() -> None:
+    level, pairs, settings = Level(0.2, 0.01, 96), (32, 2432), ABSettings()
+    assert followed.step_args("slower", level, pairs, settings) == (
+        ["--perf-ab-numerics=off"], ["--perf-ab-confidence=99", "--perf-ab-pairs=96:2432",
+                                     "--perf-ab-floor=20"])
+    assert followed.step_args("compile", level, pairs, settings)[1][-1] == \
+        "--perf-ab-cost-floors=20:10"
+    assert followed.step_args("memory", level, pairs, settings)[1][-1] == \
+        "--perf-ab-cost-floors=25:20"
+    assert followed.step_args("numerics", level, pairs, settings) == (
+        ["--perf-ab-numerics=on"], ["--perf-ab-confidence=99", "--perf-ab-pairs=96:2432"])
+    assert followed.step_args("configuration", level, pairs, settings) == (
+        ["--perf-ab-numerics=off"], ["--perf-ab-pairs=32:32"])
+    assert [followed.floor_of(f, settings) for f in vocabulary.FOLLOWED] == [
+        0.015, 0.25, 0.25, 0.10, 0.10, 0.0, 0.0]
+    with pytest.raises(ValueError) as refused:
+        followed.finding("speed")
+    assert str(refused.value) == ("--finding: no finding 'speed'; valid: slower, compile, "
+                                  "first-step, memory, host-memory, numerics, configuration")

@@ -32,6 +32,15 @@ from tfperf.options import declared
      "the pytest arguments after --: argument --perf-size: expected one argument"),
     (tfperf_bisect.main, ["specs", "a", "b", "--floor", "1%", "--step-floor", "50"],
      "argument --step-floor: '50' is not a percentage above 0 and below 50"),
+    (tfperf_bisect.main, ["specs", "a", "b", "--finding", "speed", "--"],
+     "argument --finding: no finding 'speed'; valid: slower, compile, first-step, memory, "
+     "host-memory, numerics, configuration"),
+    (tfperf_bisect.main, ["specs", "a", "b", "--floor", "60", "--"],
+     "--floor: 60% is not a slowdown's floor; give a percentage above 0 and below 50 (above "
+     "50 only for a cost)"),
+    (tfperf_bisect.main, ["specs", "a", "b", "--finding", "numerics", "--floor", "5", "--"],
+     "--floor: a bisection of numerics has no floor (its steps' verdicts are not a ratio); "
+     "give it only with slower or a cost"),
 ])
 def test_a_bad_value_is_one_line_in_every_command(
         main: Callable[[Sequence[str]], int], args: list[str], line: str,

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from tests.helpers import gate_runs
 from tfperf.ab import costs, numerics_check, session_file, verdict
-from tfperf.bisect import search
+from tfperf.bisect import followed, search
 from tfperf.dashboard import site_data
 from tfperf.gate import case_verdict, statistics
 from tfperf.ground import failures, vocabulary
@@ -38,7 +38,14 @@ def test_every_vocabulary_lists_each_value_once_under_a_name_of_its_own() -> Non
     # A case's status is a figure's or one of the case's own; a run's, a case's or none.
     assert set(vocabulary.CASE_STATUSES) > set(vocabulary.METRIC_STATUSES)
     assert set(vocabulary.RUN_VERDICTS) == {*vocabulary.CASE_STATUSES, ""}
-    assert set(vocabulary.STEP_VERDICTS) == {*vocabulary.AB_STATUSES, "skipped"}
+    # A bisection step's is the followed figure's verdict (speed, a cost, numerics,
+    # configuration) or skipped; the search reads each as worse, not worse or undecided.
+    assert set(vocabulary.STEP_VERDICTS) == {
+        *vocabulary.AB_STATUSES, *vocabulary.COST_STATUSES, *vocabulary.NUMERICS_STATUSES,
+        "fails", "runs", "skipped"}
+    assert {v: followed.worse(v) for v in vocabulary.STEP_VERDICTS if v != "skipped"} == {
+        "slower": True, "higher": True, "differ": True, "fails": True, "same": False,
+        "faster": False, "lower": False, "runs": False, "undecided": None}
     assert set(vocabulary.STATES) == {"ok", *vocabulary.CAUSES}
 
 

@@ -3,8 +3,10 @@ benchmarks/bisect_commits.py: a residual stack of convolution blocks whose every
 same work, so that a commit that adds blocks adds that share of work per step (5 blocks on 50:
 10%). Most commits change nothing the steps run (a docstring, a comment, a name); the chosen
 ones add blocks, and one may break the module so that it cannot be imported (a commit that
-does not build). Also a project that runs the suite's tests (perf/) for the bisection to run
-in.
+does not build). A commit may also add ballast (a non-trainable weight of some MiB: the steps'
+work unchanged, the peak memory grown) or compile the loss with XLA (a case named xla_off that
+then fails as configured). Also a project that runs the suite's tests (perf/) for the bisection
+to run in.
 """
 
 from __future__ import annotations
@@ -33,10 +35,29 @@ from tfperf.worker.model.learnable_images import ImageBytes, learnable_images
 from tfperf.workload import ModelConfig, Tier
 
 BLOCKS = {blocks}  # {comment}
+BALLAST_MIB = {ballast}
 WIDTH = 16
 SIZE = 16
 CLASSES = 4
 BRIGHTNESS = np.linspace(-1, 1, CLASSES, dtype=np.float32)
+
+
+class Ballast(keras.layers.Layer):
+    """Memory the steps hold and barely touch."""
+
+    def build(self, shape: Any) -> None:
+        self.ballast = self.add_weight(shape=(BALLAST_MIB * 2**18,), initializer="zeros",
+                                       trainable=False)
+
+    def call(self, x: Any) -> Any:
+        return x + 0.0 * keras.ops.mean(self.ballast)
+
+
+def _cross_entropy(labels: tf.Tensor, outputs: Any) -> tf.Tensor:
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)
+
+
+CROSS_ENTROPY = {cross_entropy}
 
 
 class {name}(ImageBytes):
@@ -53,6 +74,8 @@ class {name}(ImageBytes):
         x = keras.layers.Conv2D(WIDTH, 3, padding="same")(inputs)
         for _ in range(BLOCKS):  # residual, so that a deep stack still learns
             x = x + 0.1 * keras.layers.Conv2D(WIDTH, 3, padding="same", activation="relu")(x)
+        if BALLAST_MIB:
+            x = Ballast()(x)
         x = keras.layers.GlobalAveragePooling2D()(x)
         return keras.Model(inputs, keras.layers.Dense(CLASSES, dtype=output_dtype())(x))
 
@@ -67,7 +90,7 @@ class {name}(ImageBytes):
         return images + BRIGHTNESS[labels][..., None, None, None], labels
 
     def loss(self, labels: tf.Tensor, outputs: Any) -> tf.Tensor:
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, outputs)
+        return CROSS_ENTROPY(labels, outputs)
 
 
 WORKLOAD = {name}(){broken}
@@ -84,6 +107,8 @@ class History:
     added: dict[int, int] = field(default_factory=dict)  # commit number -> blocks it adds
     broken: frozenset[int] = frozenset()  # commits whose module does not import
     base_blocks: int = BASE_BLOCKS  # the first commit's
+    ballast: dict[int, int] = field(default_factory=dict)  # commit number -> MiB it adds
+    compiled_from: int | None = None  # the first commit whose loss XLA compiles
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -99,15 +124,23 @@ def make_repository(path: Path, history: History) -> list[str]:
     _git(path, "config", "user.email", "fixture@example.invalid")
     folder = path / "workloads"
     folder.mkdir()
-    blocks, shas = history.base_blocks, []
+    blocks, ballast, shas = history.base_blocks, 0, []
     for number in range(history.commits):
         blocks += history.added.get(number, 0)
+        ballast += history.ballast.get(number, 0)
+        compiled = history.compiled_from is not None and number >= history.compiled_from
         subject = (f"add {history.added[number]} blocks" if number in history.added
+                   else f"add {history.ballast[number]} MiB of ballast"
+                   if number in history.ballast
+                   else "compile the loss with XLA" if number == history.compiled_from
                    else "break the module" if number in history.broken
                    else f"tidy the stack ({number})")
         (folder / "stack.py").write_text(_WORKLOAD.format(
             doc=f"A residual stack of convolution blocks (revision {number}).",
             blocks=blocks, comment=f"revision {number}", name=f"Stack{number % 3}",
+            ballast=ballast,
+            cross_entropy="tf.function(_cross_entropy, jit_compile=True)" if compiled
+            else "_cross_entropy",
             broken="\nthis line does not parse" if number in history.broken else ""))
         _git(path, "add", "-A")
         _git(path, "commit", "-q", "-m", subject, "--date", f"2026-11-{number + 1:02d}T12:00:00")

@@ -15,10 +15,11 @@ from typing import Any, Literal
 from tfperf.bisect import candidates as candidate_lists
 from tfperf.bisect import git_commits, report, search, step_sessions
 from tfperf.bisect.candidates import BadRange, Candidate
+from tfperf.bisect.followed import WORDS
 from tfperf.bisect.levels import Level
 from tfperf.bisect.step_sessions import StepSessions
 from tfperf.ground.project import Project
-from tfperf.ground.vocabulary import FASTER, SAME, SKIPPED
+from tfperf.ground.vocabulary import FASTER, LOWER, RUNS, SAME, SKIPPED, Followed
 from tfperf.storage import database, timestamps
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import BisectRow, ResultsStore
@@ -57,6 +58,7 @@ class Request:
     step_timeout_s: float | None
     reports: Path | None  # default: the project's reports/bisect/<id>
     store_url: str | None
+    followed: Followed = "slower"  # the finding to place (tfperf.bisect.followed)
 
 
 def candidates(given: Range) -> list[Candidate]:
@@ -116,17 +118,20 @@ def run(request: Request, layout: Project, say: Callable[[str], None]) -> int:
     except (BadRange, ValueError) as error:
         raise BadRequest(str(error)) from None
     say(f"tfperf-bisect {bisect_id}: {selection.case_id}, {len(found_candidates)} candidates "
-        f"from {found_candidates[0].label} (good) to {found_candidates[-1].label} (bad)")
+        f"from {found_candidates[0].label} (good) to {found_candidates[-1].label} (bad), "
+        f"following {request.followed}")
     logs = layout.results / "logs" / "bisect" / bisect_id
     runner = StepSessions(layout.root, layout.results, logs, selection, bisect_id, workloads_of,
-                          request.step_timeout_s, request.pairs)
+                          request.step_timeout_s, request.pairs, request.followed)
 
     def judge(candidate: int, good: int, level: Level) -> search.Result:
         b, a = found_candidates[candidate], found_candidates[good]
         say(f"  step {runner.number + 1}: {b.label} against {a.label} (floor "
             f"{level.floor:.1%}, {level.confidence:.2%})")
         result = runner(b, a, level)
-        if isinstance(result, search.Judged):
+        if isinstance(result, search.Judged) and not result.pairs:
+            say(f"    {result.verdict}: {result.note}, {result.seconds:.0f} s")
+        elif isinstance(result, search.Judged):
             say(f"    {result.verdict}: B/A {result.ratio:.3f} [{result.low:.3f}, "
                 f"{result.high:.3f}], {result.pairs} pairs, {result.seconds:.0f} s")
         else:
@@ -135,10 +140,11 @@ def run(request: Request, layout: Project, say: Callable[[str], None]) -> int:
 
     if request.each:
         found = search.each(len(found_candidates), judge, request.step_floor or request.floor,
-                            budget_s=request.budget_s)
+                            budget_s=request.budget_s, followed=request.followed)
     else:
         found = search.run(len(found_candidates), judge, request.floor, floor=request.step_floor,
-                           confirm_pairs=request.confirm_pairs, budget_s=request.budget_s)
+                           confirm_pairs=request.confirm_pairs, budget_s=request.budget_s,
+                           followed=request.followed)
     kind = "commits" if request.range.kind == "commits" else "tensorflow"
     doc = report.document(found, found_candidates, selection.case_id, kind, bisect_id,
                           runner.machine_key, request.floor)
@@ -167,13 +173,15 @@ def stopped(doc: dict[str, Any]) -> str:
         return f"the bad end {bad} cannot be measured: {step['reason']}"
     told = (f"B/A {step['ratio']:.3f} [{step['low']:.3f}, {step['high']:.3f}] over "
             f"{step['pairs']} pairs, floor {step['floor']:.1%}")
+    worse = WORDS[doc.get("followed", "slower")]
     if step["verdict"] == FASTER:
         return (f"nothing to bisect: the good end {good} is not good, it is slower than the "
                 f"bad end {bad} ({told})")
-    if step["verdict"] == SAME:
-        return (f"nothing to bisect: the bad end {bad} is not slower than the good end {good} "
-                f"({told}); either the good end has the slowdown already or the bad end does "
-                "not have it")
+    if step["verdict"] in (SAME, RUNS, LOWER):
+        said = f" ({told})" if step["verdict"] != RUNS else ""
+        return (f"nothing to bisect: the bad end {bad} is not {worse} than the good end {good}"
+                f"{said}; either the good end has the finding already or the bad end does not "
+                "have it")
     return (f"nothing to bisect: the bad end {bad} against the good end {good} is undecided "
             f"({told}); give more --pairs")
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import differences
-from tfperf.bisect import levels, search
+from tfperf.bisect import followed, levels, search
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.search import Bisection, Judged
 from tfperf.gate.summary_and_trends import SUMMARY_ENV
 from tfperf.ground import vocabulary
-from tfperf.ground.vocabulary import FASTER, SAME, SIDE_A, SIDE_B, SKIPPED, SLOWER, UNDECIDED, ABStatus
+from tfperf.ground.vocabulary import FASTER, RUNS, SAME, SIDE_A, SIDE_B, SKIPPED, UNDECIDED, Followed
 
 FORMAT = "tfperf-bisect/1"
 UPSTREAM = "https://github.com/tensorflow/tensorflow"
@@ -28,7 +28,7 @@ HEADER = ["step", "B (later)", "A (earlier)", "B/A", "interval", "verdict", "pai
 
 _SAYS = {
     search.FOUND: "found the culprit",
-    search.NOT_APART: "stopped: the bad end is not slower than the good end",
+    search.NOT_APART: "stopped: the bad end is not {worse} than the good end",
     vocabulary.UNDECIDED: "stopped: a step stayed undecided; the culprit lies in the range below",
     vocabulary.SKIPPED: "stopped: every candidate inside the range was skipped",
     search.OUT_OF_TIME: "stopped: the time budget ran out; the culprit lies in the range below",
@@ -50,12 +50,15 @@ def document(found: Bisection, candidates: Sequence[Candidate], case_id: str, ki
             shown.update(verdict=result.verdict, ratio=result.ratio, low=result.low,
                          high=result.high, pairs=result.pairs, session=result.session,
                          sides=result.sides, differences=result.differences)
+            if result.note:
+                shown["note"] = result.note
         else:
             shown.update(verdict=SKIPPED, reason=result.reason)
         steps.append(shown)
     return {
         "format": FORMAT, "id": bisect_id, "machine_key": machine_key, "case_id": case_id,
-        "kind": kind, "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "kind": kind, "followed": found.followed,
+        "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "error": levels.ERROR, "ab_floor": ab_floor, "floor": found.floor,
         "planned": found.planned, "outcome": found.outcome, "good": found.good,
         "bad": found.bad, "culprit": found.culprit,
@@ -72,16 +75,44 @@ def _label(doc: dict[str, Any], index: int) -> str:
     return str(doc["candidates"][index]["label"])
 
 
+def _followed(doc: dict[str, Any]) -> Followed:
+    """What the bisection followed: speed for a document kept before any other could be."""
+    return followed.finding(str(doc.get("followed", "slower")))
+
+
 def _row(doc: dict[str, Any], number: int, step: dict[str, Any]) -> list[str]:
     name = f"{number} ({step['role']})" if step["role"] != search.BISECT else str(number)
     judged = step["verdict"] != SKIPPED
+    measured = judged and step["pairs"] > 0  # a candidate failing as configured has no pairs
+    floored = _followed(doc) == "slower" or _followed(doc) in followed.COSTS
     return [name, _label(doc, step["candidate"]), _label(doc, step["against"]),
-            f"{step['ratio']:.3f}" if judged else "",
+            f"{step['ratio']:.3f}" if measured else "",
             f"[{step['low']:.3f}, {step['high']:.3f}] at {step['confidence']:.2%}"
-            if judged else "",
-            f"{step['verdict']} (floor {step['floor']:.1%})" if judged
-            else "skipped (below)",
+            if measured else "",
+            (f"{step['verdict']} (floor {step['floor']:.1%})" if floored else step["verdict"])
+            if judged else "skipped (below)",
             str(step["pairs"]) if judged else "", f"{step['seconds']:.0f} s"]
+
+
+def _error(doc: dict[str, Any]) -> str:
+    """What the named culprit's error rate holds for, by what the bisection followed."""
+    planned = (f"{doc['planned']} verdicts planned, each at "
+               f"{1 - doc['error'] / (doc['planned'] + 1):.2%} confidence")
+    what = _followed(doc)
+    if what == "numerics":
+        return ("- error: each step's numerics check trains both sides from the same weights and "
+                "compares them against the precision's tolerance; a named culprit is as sure "
+                "as those checks, and no other build between the ends may differ too")
+    if what == "configuration":
+        return ("- error: none from sampling: whether a candidate fails as configured is a fact "
+                "of its run, so the culprit is the first that does, if no build between the "
+                "ends fails and then runs again")
+    change = ("slows the case" if what == "slower"
+              else f"raises its {followed.COSTS[what].label}")
+    return (f"- error: the steps' levels are set so that a named culprit is wrong at most "
+            f"{doc['error']:.0%} of the time, when it {change} by at least twice the "
+            f"steps' floor ({2 * doc['floor']:.1%}) and no other change between the ends "
+            f"exceeds the floor ({doc['floor']:.1%}): {planned}")
 
 
 def side_of(doc: dict[str, Any], index: int) -> dict[str, Any]:
@@ -119,10 +150,10 @@ def _described(doc: dict[str, Any], index: int) -> str:
 
 def conclusion(doc: dict[str, Any]) -> list[str]:
     """What the bisection says, as Markdown lines."""
-    lines = [f"**{_SAYS[doc['outcome']]}**."]
+    lines = [f"**{_SAYS[doc['outcome']].format(worse=followed.WORDS[_followed(doc)])}**."]
     good, bad = doc["good"], doc["bad"]
     if doc["outcome"] == search.SCANNED:
-        told = [s for s in doc["steps"] if s["verdict"] in (SLOWER, FASTER, UNDECIDED)]
+        told = [s for s in doc["steps"] if s["verdict"] not in (SAME, RUNS, SKIPPED)]
         lines += [f"- {_label(doc, s['against'])} to {_label(doc, s['candidate'])}: "
                   f"**{s['verdict']}**, B/A {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}]"
                   + (" (its interval reaches both within the floor and beyond it)"
@@ -143,12 +174,7 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
         lines.append(f"- the culprit is one of: {', '.join(inside)} (after the last good "
                      f"{_label(doc, good)})")
     if doc["outcome"] not in (search.NOT_APART, search.END_FAILED, search.SCANNED):
-        lines.append(
-            f"- error: the steps' levels are set so that a named culprit is wrong at most "
-            f"{doc['error']:.0%} of the time, when it slows the case by at least twice the "
-            f"steps' floor ({2 * doc['floor']:.1%}) and no other change between the ends "
-            f"exceeds the floor ({doc['floor']:.1%}): {doc['planned']} verdicts planned, each "
-            f"at {1 - doc['error'] / (doc['planned'] + 1):.2%} confidence")
+        lines.append(_error(doc))
     for number in doc["below_floor"]:
         step = doc["steps"][number]
         if step["verdict"] == UNDECIDED:
@@ -169,8 +195,10 @@ def conclusion(doc: dict[str, Any]) -> list[str]:
         lines.append(
             f"- not excluded: {_label(doc, step['against'])} to {_label(doc, step['candidate'])} "
             f"said same, B/A {step['ratio']:.3f} ([{step['low']:.3f}, {step['high']:.3f}]): a "
-            f"slowdown of up to {1 - step['low']:.1%}, below the steps' floor of "
-            f"{step['floor']:.1%}, may lie there, which this bisection does not look for")
+            + (f"slowdown of up to {1 - step['low']:.1%}" if _followed(doc) == "slower"
+               else f"growth of up to {step['high'] - 1:.1%}")
+            + f", below the steps' floor of {step['floor']:.1%}, may lie there, which this "
+            "bisection does not look for")
     skipped = [(c["label"], c["skipped"]) for c in doc["candidates"] if c["skipped"]]
     for label, reason in skipped:
         lines.append(f"- skipped {label}: {reason}")
@@ -213,8 +241,11 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours: dict[ABStatus, str] = {SLOWER: "#c44e52", SAME: "#4c72b0", FASTER: "#55a868",
-                                    UNDECIDED: "#8c8c8c"}
+    def colour(verdict: str) -> str:  # the finding red, its absence blue, better green
+        said = followed.worse(verdict)
+        return "#8c8c8c" if said is None else "#c44e52" if said else \
+            "#55a868" if verdict in (FASTER, vocabulary.LOWER) else "#4c72b0"
+
     labels = [c["label"] for c in doc["candidates"]]
     figure, axes = plt.subplots(figsize=(max(6.0, 0.5 * len(labels) + 2), 4))
     for number, step in enumerate(doc["steps"], 1):
@@ -222,9 +253,12 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
         if step["verdict"] == SKIPPED:
             axes.plot([x], [1.0], "x", color="#dd8452", markersize=8)
             continue
+        if not step["pairs"]:  # failed as configured: no ratio to draw
+            axes.plot([x], [1.0], "s", color=colour(step["verdict"]), markersize=7)
+            continue
         axes.errorbar([x], [step["ratio"]], yerr=[[step["ratio"] - step["low"]],
                                                  [step["high"] - step["ratio"]]],
-                      fmt="o", color=colours[step["verdict"]], capsize=3)
+                      fmt="o", color=colour(step["verdict"]), capsize=3)
         axes.annotate(f"{number}: vs {step['against']}", (x, step["high"]), fontsize=7,
                       textcoords="offset points", xytext=(3, 3))
     axes.axhline(1.0, color="black", linewidth=0.6)

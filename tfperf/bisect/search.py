@@ -26,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf.ab.verdict import FASTER, SAME, SLOWER, UNDECIDED, Status
+from tfperf.ab.verdict import SAME, UNDECIDED
 from tfperf.bisect import levels
+from tfperf.bisect.followed import worse
 from tfperf.bisect.levels import Level
 from tfperf.ground.vocabulary import BISECT as BISECT
 from tfperf.ground.vocabulary import CONFIRM as CONFIRM
@@ -37,7 +38,7 @@ from tfperf.ground.vocabulary import FOUND as FOUND
 from tfperf.ground.vocabulary import NOT_APART as NOT_APART
 from tfperf.ground.vocabulary import OTHER_HALF as OTHER_HALF
 from tfperf.ground.vocabulary import OUT_OF_TIME as OUT_OF_TIME
-from tfperf.ground.vocabulary import RUNNING, SKIPPED
+from tfperf.ground.vocabulary import RUNNING, SKIPPED, Followed, StepVerdict
 from tfperf.ground.vocabulary import SCANNED as SCANNED
 from tfperf.ground.vocabulary import Outcome as Outcome
 from tfperf.ground.vocabulary import Role as Role
@@ -52,9 +53,10 @@ CONFIRM_PAIRS = 384
 
 @dataclass(frozen=True)
 class Judged:
-    """One step's A/B of a candidate (side B) against a good end (side A)."""
+    """One step's A/B of a candidate (side B) against a good end (side A): the followed
+    figure's verdict and interval (tfperf.bisect.followed)."""
 
-    verdict: Status
+    verdict: StepVerdict
     ratio: float  # B/A
     low: float
     high: float
@@ -64,6 +66,7 @@ class Judged:
     session: str = ""  # the step's A/B session id (its file and its store rows)
     # What else differs between the step's sides (tfperf.ab.differences).
     differences: list[dict[str, str]] = field(default_factory=list)
+    note: str = ""  # a candidate that fails as configured: how (its failure's message)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Bisection:
     bad: int = 0
     floor: float = 0.0  # the steps' floor after the confirmation
     skipped: dict[int, str] = field(default_factory=dict)
+    followed: Followed = "slower"  # the finding whose first build it places
 
     @property
     def culprit(self) -> int | None:
@@ -112,32 +116,41 @@ class Bisection:
                   and after.result.verdict != UNDECIDED}
 
         def small(result: Judged) -> bool:
-            return result.verdict in (SAME, FASTER) and not result.low <= 1 <= result.high
+            return worse(result.verdict) is False and not result.low <= 1 <= result.high
 
         return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
                 and (small(s.result) or id(s) in passed)]
 
     def not_excluded(self) -> list[Step]:
         """Bisection steps that moved the good end on `same` with an interval holding both 1 and
-        a slowdown: a change smaller than the floor may lie between their sides, which the
-        bisection neither found nor ruled out (a 2% commit under an interval of +-3%)."""
+        a slowdown (a cost: a growth): a change smaller than the floor may lie between their
+        sides, which the bisection neither found nor ruled out (a 2% commit under an interval of
+        +-3%)."""
+        def admits(result: Judged) -> bool:
+            if self.followed == "slower":
+                return result.low < 1 <= result.high
+            return result.low <= 1 < result.high
+
         return [s for s in self.steps if s.role == BISECT and isinstance(s.result, Judged)
-                and s.result.verdict == SAME and s.result.low < 1 <= s.result.high]
+                and s.result.verdict == SAME and admits(s.result)]
 
 
 def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None,
         confirm_pairs: int | None = None, error: float = levels.ERROR,
-        budget_s: float | None = None,
+        budget_s: float | None = None, followed: Followed = "slower",
         clock: Callable[[], float] = time.monotonic) -> Bisection:
-    """Bisect `count` ordered candidates (0 the good end, count - 1 the bad end).
+    """Bisect `count` ordered candidates (0 the good end, count - 1 the bad end) for the first
+    that has the `followed` finding.
 
-    `ab_floor` is the confirmation's floor; the steps' is `floor` if given, else chosen from
-    the confirmed change (levels.step_floor). The confirmation's first look is at
-    `confirm_pairs` if given. `budget_s`: no step starts after it is spent."""
+    `ab_floor` is the confirmation's floor; the steps' is `floor` if given, else, for speed,
+    chosen from the confirmed change (levels.step_floor), and for any other finding the
+    confirmation's. The confirmation's first look is at `confirm_pairs` if given. `budget_s`:
+    no step starts after it is spent."""
     if count < 2:
         raise ValueError("a bisection needs a good end and a bad end")
     started = clock()
-    found = Bisection(count, levels.planned_verdicts(count), good=0, bad=count - 1)
+    found = Bisection(count, levels.planned_verdicts(count), good=0, bad=count - 1,
+                      followed=followed)
     decided = 0  # verdicts asked for so far: each spends a share of the error
 
     def ask(role: Role, candidate: int, against: int, step_floor: float,
@@ -151,10 +164,11 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
         return result
 
     confirmed = ask(CONFIRM, count - 1, 0, ab_floor, confirm_pairs)
-    if isinstance(confirmed, Unusable) or confirmed.verdict != SLOWER:
+    if isinstance(confirmed, Unusable) or worse(confirmed.verdict) is not True:
         found.outcome = END_FAILED if isinstance(confirmed, Unusable) else NOT_APART
         return found
-    found.floor = floor if floor is not None else levels.step_floor(confirmed.high, ab_floor)
+    found.floor = floor if floor is not None else levels.step_floor(
+        confirmed.high, ab_floor) if followed == "slower" else ab_floor
     while found.bad - found.good > 1:
         inner = [c for c in range(found.good + 1, found.bad) if c not in found.skipped]
         if not inner:
@@ -168,16 +182,16 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
         result = ask(BISECT, candidate, found.good, found.floor)
         if isinstance(result, Unusable):
             found.skipped[candidate] = result.reason
-        elif result.verdict == SLOWER:
+        elif worse(result.verdict) is True:
             found.bad = candidate
-        elif result.verdict in (SAME, FASTER):
+        elif worse(result.verdict) is False:
             found.good = candidate
         else:
             assert result.verdict == UNDECIDED, result.verdict
             other = ask(OTHER_HALF, found.bad, candidate, found.floor)
-            if isinstance(other, Judged) and other.verdict == SLOWER:
+            if isinstance(other, Judged) and worse(other.verdict) is True:
                 found.good = candidate
-            elif isinstance(other, Judged) and other.verdict in (SAME, FASTER):
+            elif isinstance(other, Judged) and worse(other.verdict) is False:
                 found.bad = candidate
             else:
                 found.outcome = UNDECIDED
@@ -187,13 +201,14 @@ def run(count: int, judge: Judge, ab_floor: float, *, floor: float | None = None
 
 
 def each(count: int, judge: Judge, floor: float, *, error: float = levels.ERROR,
-         budget_s: float | None = None, clock: Callable[[], float] = time.monotonic
-         ) -> Bisection:
+         budget_s: float | None = None, followed: Followed = "slower",
+         clock: Callable[[], float] = time.monotonic) -> Bisection:
     """Not a bisection: every candidate against the one before it, to say where each change
     of more than the floor lies. Each of the count - 1 verdicts gets error / (count - 1), so
     that all of them are right together with probability 1 - error at least."""
     started = clock()
-    found = Bisection(count, count - 1, good=0, bad=count - 1, floor=floor, outcome=SCANNED)
+    found = Bisection(count, count - 1, good=0, bad=count - 1, floor=floor, outcome=SCANNED,
+                      followed=followed)
     level = Level(floor, error / (count - 1))
     previous = 0  # the last candidate that could be measured
     for candidate in range(1, count):

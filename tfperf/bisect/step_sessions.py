@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.ab import session_report
+from tfperf.bisect import followed as findings
 from tfperf.bisect.candidates import Candidate
 from tfperf.bisect.levels import Level
 from tfperf.bisect.search import Judged, Result, Unusable
 from tfperf.ground.failures import AB_FINDINGS
+from tfperf.ground.vocabulary import CONFIGURATION, FAILS, FOLLOWS_CONFIGURATION, Followed
 from tfperf.options.ab_settings import ABSettings
 from tfperf.storage import database
 from tfperf.storage.session_files import SESSION_ID_ENV
@@ -96,6 +98,7 @@ class StepSessions:
     workloads_of: Callable[[Candidate], Path | None]  # a candidate's workloads folder, if any
     timeout_s: float | None = None
     pairs: tuple[int, int] = (ABSettings().min_pairs, ABSettings().max_pairs)  # first, last look
+    followed: Followed = "slower"  # the finding the steps judge (tfperf.bisect.followed)
     number: int = 0  # the steps run so far
     machine_key: str = ""  # as the steps' sessions name it
 
@@ -107,16 +110,14 @@ class StepSessions:
             b_folder, a_folder = self.workloads_of(candidate), self.workloads_of(good)
         except ValueError as error:
             return Unusable(f"cannot check out: {error}")
-        # A step follows speed: the numerics check's extra training and a finding's profiled
-        # round (the culprit is the report) are left out unless the user's own arguments
-        # (after them, so theirs win) ask for them.
-        args = [self.selection.node, "--perf-ab-numerics=off", "--perf-profile-regressions=off",
+        # A step judges the followed finding: the numerics check's extra training (unless it
+        # is what is followed) and a finding's profiled round (the culprit is the report) are
+        # left out unless the user's own arguments (after them, so theirs win) ask for them.
+        defaults, level_args = findings.step_args(self.followed, level, self.pairs, ABSettings())
+        args = [self.selection.node, "--perf-profile-regressions=off", *defaults,
                 *self.selection.pytest_args,
                 f"--perf-tensorflow={candidate.tensorflow}", f"--perf-ab-side-a={good.tensorflow}",
-                f"--perf-ab-floor={level.floor * 100:.6g}",
-                f"--perf-ab-confidence={level.confidence * 100:.6g}",
-                f"--perf-ab-pairs={min(level.min_pairs or self.pairs[0], self.pairs[1])}:"
-                f"{self.pairs[1]}"]
+                *level_args]
         if b_folder is not None:
             args.append(f"--perf-workloads={b_folder}")
         if a_folder is not None:
@@ -139,20 +140,24 @@ class StepSessions:
                      if c["case_id"] == self.selection.case_id), None)
         said = [line.strip() for line in _ERROR_LINE.findall(done.stdout + done.stderr)]
         failure = (case or {}).get("failure") or {}
-        if data is None or case is None or (failure and failure["cause"] not in AB_FINDINGS):
+        fails = self.followed == FOLLOWS_CONFIGURATION and bool(failure) and \
+            failure["cause"] == CONFIGURATION and not _SIDE_A.search(failure["message"])
+        if data is None or case is None or (failure and failure["cause"] not in AB_FINDINGS
+                                            and not fails):
             reason = (f"{failure['cause']}: {failure['message']}" if failure
                       else said[-1] if said else f"pytest exited {done.returncode}")
             if _SIDE_A.search(reason):
                 raise StepError(f"the good end failed, not the candidate: {reason} (log: {log})")
             return Unusable(f"{reason} (log: {log})", seconds)
         self.machine_key = str(data["machine_key"])
-        settings = session_report.settings_of(data)
-        final = session_report.final(case, settings)
-        assert final is not None
         sides = {name: {"spec": side.get("spec", ""),
                         "tensorflow": (side.get("build") or {}).get("tensorflow") or "",
                         "git": (side.get("build") or {}).get("tensorflow_git") or "",
                         "examples_per_sec": side.get("examples_per_sec")}
                  for name, side in case["sides"].items()}
-        return Judged(final.status, final.ratio, final.low, final.high, final.pairs, seconds,
-                      sides, session, session_report.differences_of(data))
+        if fails:  # no pairs to read: the failure is the verdict, its message the evidence
+            return Judged(FAILS, 1.0, 1.0, 1.0, 0, seconds, sides, session,
+                          session_report.differences_of(data), note=failure["message"])
+        said_of = findings.read(self.followed, case, data)
+        return Judged(said_of.verdict, said_of.ratio, said_of.low, said_of.high, said_of.pairs,
+                      seconds, sides, session, session_report.differences_of(data))

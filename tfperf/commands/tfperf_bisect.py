@@ -25,17 +25,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.bisect import after_ab, bisection, github_issue, search
+from tfperf.bisect import after_ab, bisection, followed, github_issue, search
 from tfperf.bisect.step_sessions import StepError
 from tfperf.commands import arguments
-from tfperf.ground import project
+from tfperf.ground import project, vocabulary
 from tfperf.options import declared
 from tfperf.options.ab_settings import ABSettings
 from tfperf.storage import database
 
 # What each step sets itself: a user's pytest arguments may not.
 STEP_OPTIONS = ("--perf-ab-pairs", "--perf-ab-floor", "--perf-ab-confidence", "--perf-tensorflow",
-                "--perf-ab-side-a", "--perf-baseline")
+                "--perf-ab-side-a", "--perf-baseline", "--perf-ab-cost-floors")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,10 +46,18 @@ def _parser() -> argparse.ArgumentParser:
         usage="tfperf-bisect {releases,nightlies,specs,commits,after-ab,issue} ... [options] "
               "-- PYTEST_ARGS")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--floor", type=arguments.percent("--floor", 0.5),
-                        default=ABSettings().floor, metavar="PERCENT",
-                        help="the confirmation's floor: the least slowdown of the bad end "
-                             f"that counts (default: the A/B floor, {ABSettings().floor * 100:g}%%)")
+    common.add_argument("--finding", type=arguments.typed("--finding", followed.finding),
+                        default="slower",
+                        metavar="|".join(vocabulary.FOLLOWED),
+                        help="what to place: slower (default), a cost that grew (compile, "
+                             "first-step, memory, host-memory), numerics that differ, or a "
+                             "build that fails as configured")
+    common.add_argument("--floor", type=arguments.percent("--floor", 10), metavar="PERCENT",
+                        help="the confirmation's floor: the least slowdown (or growth of the "
+                             "followed cost) of the bad end that counts (default: the A/B "
+                             f"floor, {ABSettings().floor * 100:g}%%, or the cost's, "
+                             f"{ABSettings().time_cost_floor * 100:g}%% for time and "
+                             f"{ABSettings().memory_cost_floor * 100:g}%% for memory)")
     common.add_argument("--step-floor", type=arguments.percent("--step-floor", 0.5), metavar="PERCENT",
                         help="every later step's floor (default: half the least slowdown the "
                              "confirmation admits, at least --floor)")
@@ -164,12 +172,21 @@ def _bisect(argv: Sequence[str] | None) -> int:
         parser.error(f"the pytest arguments after --: {error}")
     if taken:
         parser.error(f"{taken[0]} is set by each step: give tfperf-bisect's "
-                     "--pairs, --floor and candidates instead")
+                     "--pairs, --floor, --finding and candidates instead")
+    if args.floor is not None and args.finding == "slower" and args.floor >= 0.5:
+        parser.error(f"--floor: {args.floor * 100:g}% is not a slowdown's floor; give a "
+                     "percentage above 0 and below 50 (above 50 only for a cost)")
+    if args.floor is not None and args.finding in ("numerics", "configuration"):
+        parser.error(f"--floor: a bisection of {args.finding} has no floor (its steps' "
+                     "verdicts are not a ratio); give it only with slower or a cost")
+    floor = args.floor if args.floor is not None else followed.floor_of(args.finding,
+                                                                        ABSettings())
     layout, _ = arguments.fill_folders(args, parser, "tests")
     arguments.store_url(args, layout.history, parser)  # $TFPERF_STORE_URL too, before any step
     request = bisection.Request(
-        _range(args), tuple(pytest_args), args.tests, args.floor, args.step_floor, args.pairs,
-        args.confirm_pairs, args.each, args.budget, args.step_timeout, args.reports, args.store)
+        _range(args), tuple(pytest_args), args.tests, floor, args.step_floor, args.pairs,
+        args.confirm_pairs, args.each, args.budget, args.step_timeout, args.reports, args.store,
+        args.finding)
     try:
         return bisection.run(request, layout, lambda line: print(line, flush=True))
     except (bisection.BadRequest, StepError) as error:

@@ -124,9 +124,20 @@ BISECT: Final = "bisect"
 OTHER_HALF: Final = "other half"
 EACH: Final = "each"
 
-# A bisection step's verdict as its document keeps it: its A/B speed verdict, or `skipped`
-# where the candidate could not be measured.
-StepVerdict = ABStatus | Literal["skipped"]
+# What a bisection follows (tfperf.bisect.followed): the finding whose first build it places.
+Followed = Literal["slower", "compile", "first-step", "memory", "host-memory", "numerics",
+                   "configuration"]
+FOLLOWS_SPEED: Final = "slower"
+FOLLOWS_CONFIGURATION: Final = "configuration"
+
+# Whether a candidate runs as its case is configured (a bisection of `configuration`).
+ConfigurationStatus = Literal["fails", "runs"]
+FAILS: Final = "fails"
+RUNS: Final = "runs"
+
+# A bisection step's verdict as its document keeps it: the followed figure's verdict (speed,
+# a cost, numerics, configuration), or `skipped` where the candidate could not be measured.
+StepVerdict = ABStatus | CostStatus | NumericsStatus | ConfigurationStatus | Literal["skipped"]
 
 # What the store's findings are (tfperf.storage.findings).
 FindingKind = Literal["regression", "failure", "ab-slower", "culprit"]
@@ -181,7 +192,8 @@ CAUSES: tuple[Cause, ...] = _values(Cause)
 AB_CASE_OUTCOMES: tuple[ABCaseOutcome, ...] = _values(ABCaseOutcome)
 OUTCOMES: tuple[Outcome, ...] = _values(Outcome)
 ROLES: tuple[Role, ...] = _values(Role)
-STEP_VERDICTS: tuple[StepVerdict, ...] = _values(StepVerdict)
+STEP_VERDICTS: tuple[StepVerdict, ...] = tuple(dict.fromkeys(_values(StepVerdict)))
+FOLLOWED: tuple[Followed, ...] = _values(Followed)
 FINDING_KINDS: tuple[FindingKind, ...] = _values(FindingKind)
 STATES: tuple[State, ...] = _values(State)
 SIDES: tuple[SideName, ...] = _values(SideName)

@@ -41,13 +41,18 @@ def test_the_series_key_leaves_out_the_build_and_nothing_else() -> None:
     assert Fingerprint(hard).key != Fingerprint(dict(hard, tensorflow="2.22.0")).key
 
 
-def _store_with_builds(tmp_path: Path, builds: list[tuple[str, float]]) -> ResultsStore:
-    """A SQLite store with one session a build, each running CASE once at its examples/s, the
-    builds run in the order given (day 1, 2, ...)."""
+def _store_with_builds(tmp_path: Path, builds: list[tuple[str, float]],
+                       keras: list[str] | None = None) -> ResultsStore:
+    """A SQLite store with one session a build, each running CASE once at its examples/s (its
+    loss after the rounds 1000 / examples/s; under `keras[i]` where given), the builds run in
+    the order given (day 1, 2, ...)."""
     store = ResultsStore.open(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     for day, (tensorflow, eps) in enumerate(builds, 1):
         hard = dict(gate_runs.HARD, tensorflow=tensorflow, tensorflow_git=f"v{tensorflow}")
         run = gate_runs.run(eps, day, hard=hard, session=f"s{day}").to_json()
+        run["figures"] = {"loss_last": 1000.0 / eps}
+        if keras:
+            run["fingerprint"]["soft"]["keras"] = keras[day - 1]
         session = SessionRow(f"s{day}", "measured", "smoke", _key(tensorflow), "",
                              utc(run["when"]))
         assert store.add_runs(session, [run]) == 1
@@ -146,3 +151,33 @@ def test_the_case_page_draws_the_series_with_its_builds_in_order_on_the_x_axis(
         page.index('"2.22.0rc0"', factors)
     # One build: nothing to draw across builds.
     assert build_plots.builds_plot(gate_runs.CASE, data.runs[gate_runs.CASE][:1]) is None
+
+
+def test_runs_of_one_tensorflow_under_another_keras_are_builds_of_their_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # keras-nightly beside 2.21.0 on the third night; a run kept before Keras was recorded first.
+    store = _store_with_builds(tmp_path, [("2.21.0", 1000.0), ("2.21.0", 1002.0),
+                                          ("2.21.0", 800.0), ("2.21.0", 1001.0)],
+                               keras=["", "3.13.2", "3.14.0.dev2026120603", "3.13.2"])
+    try:
+        (series,) = store_series.chosen(store, gate_runs.CASE, KIND)
+    finally:
+        store.close()
+    assert [b.label for b in series.builds] == [
+        "2.21.0", "2.21.0 + keras 3.13.2", "2.21.0 + keras 3.14.0.dev2026120603"]
+    assert series.builds[1].sessions == ["s2", "s4"]
+    # The numerics' figure, the loss after the measured rounds, by build.
+    assert series.builds[2].median("loss_last") == pytest.approx(1.25)
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    assert tfperf_store.main(["--store", url, "series", gate_runs.CASE]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("2.21.0 + keras 3.14.0.dev2026120603") and last.endswith("1.25"), last
+
+
+def test_a_keras_change_is_a_soft_difference_and_none_recorded_before_is_not_one() -> None:
+    hard = dict(gate_runs.HARD)
+    before, now = Fingerprint(hard, {"keras": None}), Fingerprint(hard, {"keras": "3.13.2"})
+    assert now.soft_differences(before) == []  # kept before Keras was recorded
+    later = Fingerprint(hard, {"keras": "3.14.0"})
+    assert later.soft_differences(now) == ["keras: '3.13.2' -> '3.14.0'"]
+    assert later.key == now.key  # the same history: Keras does not split it

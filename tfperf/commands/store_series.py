@@ -8,7 +8,8 @@ from tfperf.storage.build_series import BuildPoint, Series
 from tfperf.storage.errors import StorageError
 from tfperf.storage.results_store import ResultsStore
 
-HEADER = ("build", "commit", "runs", "ex/s", "vs previous", "MFU", "compile s", "peak MiB")
+HEADER = ("build", "commit", "runs", "ex/s", "vs previous", "MFU", "compile s", "peak MiB",
+          "loss")
 
 
 def chosen(store: ResultsStore, case_id: str, machine_kind: str | None) -> list[Series]:
@@ -37,7 +38,8 @@ def _row(build: BuildPoint, before: BuildPoint | None) -> tuple[str, ...]:
     return (build.label, build.git_hash[:10], str(len(build.sessions)), _number(speed, ".1f"),
             change, _number(build.median("mfu"), ".1%"),
             _number(build.median("compile_cpu_s"), ".2f"),
-            _number(memory / 2**20 if memory is not None else None, ".0f"))
+            _number(memory / 2**20 if memory is not None else None, ".0f"),
+            _number(build.median("loss_last"), ".4g"))
 
 
 def table(series: Series) -> str:

@@ -12,20 +12,23 @@ from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from tfperf.dashboard.plots import SHOWN
+from tfperf.dashboard.plots import SHOWN, Shown
 from tfperf.dashboard.site_data import Point
 from tfperf.storage import build_series
 from tfperf.storage.build_series import Series
 
-# The date plots' figures (their labels and scales) that a series holds.
-FIGURES = tuple(s for s in SHOWN if s.name in build_series.FIGURES)
+# The date plots' figures (their labels and scales) that a series holds, and its numerics: a
+# build that trains to other numbers moves the loss after the same steps.
+FIGURES = (*(s for s in SHOWN if s.name in build_series.FIGURES),
+           Shown("loss_last", "loss after the measured rounds"))
 
 
 def series_of(case_id: str, points: Sequence[Point]) -> list[Series]:
     """The case's series that span more than one build: those the plot draws."""
     rows = [{"case_id": case_id, "machine_kind": p.machine_kind, "series_key": p.series_key,
              "session_id": p.session, "when": p.when, "tensorflow": p.tensorflow,
-             "git_hash": p.git_hash, **{s.name: p.figure(s.name) for s in FIGURES}}
+             "git_hash": p.git_hash, "keras": p.keras or "",
+             **{s.name: p.figure(s.name) for s in FIGURES}}
             for p in points]
     return [s for s in build_series.of_rows(rows) if len(s.builds) > 1]
 

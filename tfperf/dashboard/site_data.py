@@ -46,6 +46,8 @@ class Point(NamedTuple):
     mfu: float | None = None
     machine_kind: str = ""  # its series across builds (storage.build_series); "" before 0009
     series_key: str = ""
+    keras: str | None = None  # the Keras beside its TensorFlow; None in runs kept before it
+    loss_last: float | None = None  # the training loss after its measured rounds
 
     def figure(self, name: str) -> float | None:
         value = getattr(self, name)
@@ -110,6 +112,8 @@ def read(store: ResultsStore) -> SiteData:
                 runs.c.reason, runs.c.flagged, runs.c.scaling_efficiency,
                 runs.c.peak_memory_bytes, runs.c.compile_cpu_s, runs.c.mfu,
                 runs.c.machine_kind, runs.c.series_key,
+                runs.c.document["fingerprint"]["soft"]["keras"].as_string(),
+                runs.c.document["figures"]["loss_last"].as_float(),
         ).order_by(runs.c.when, runs.c.id)):
             point = Point._make(row[1:])
             known(RUN_VERDICT, point.verdict,

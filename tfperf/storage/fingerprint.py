@@ -28,7 +28,9 @@ HARD_FIELDS = (
 # agree in everything else.
 BUILD_FIELDS = ("tensorflow", "tensorflow_git", "cuda", "cudnn")
 SOFT_FIELDS = ("driver", "gpu_max_sm_clock_mhz", "gpu_power_limit_w", "host_cpu", "host",
-               "runner")
+               "runner", "keras")
+# Soft fields a history's runs may lack, kept before they were: a change from none is not one.
+NEWER_SOFT_FIELDS = ("keras",)
 
 
 def case_config(axes: Mapping[str, str], measured: Mapping[str, Any], workload_version: int
@@ -67,7 +69,9 @@ class Fingerprint:
         return _differences(other.hard, self.hard, HARD_FIELDS)
 
     def soft_differences(self, other: Fingerprint) -> list[str]:
-        return _differences(other.soft, self.soft, SOFT_FIELDS)
+        names = tuple(name for name in SOFT_FIELDS
+                      if name not in NEWER_SOFT_FIELDS or other.soft.get(name) is not None)
+        return _differences(other.soft, self.soft, names)
 
     def to_json(self) -> dict[str, Any]:
         return {"hard": dict(self.hard), "soft": dict(self.soft)}
@@ -124,5 +128,6 @@ def of_case(machine: Machine, build: Mapping[str, Any], device_kind: str, virtua
         "host_cpu": f"{machine.cpu_model} ({machine.cpu_cores} cores)" if gpu else None,
         "host": machine.host,
         "runner": machine.runner,
+        "keras": build.get("keras"),
     }
     return Fingerprint(hard, soft)

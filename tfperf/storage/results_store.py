@@ -218,9 +218,12 @@ class ResultsStore:
         first: what build_series.of_rows makes its series of. One query, by the index on
         (case, kind, time)."""
         c = tables.runs.c
+        # Keras and the loss live in the run's document only: read out by the query itself.
         query = sa.select(c.case_id, c.machine_kind, c.series_key, c.session_id, c.when,
                           c.tensorflow, c.git_hash, c.verdict,
-                          *(c[name] for name in build_series.FIGURES)
+                          *(c[name] for name in build_series.COLUMNS),
+                          c.document["fingerprint"]["soft"]["keras"].as_string().label("keras"),
+                          c.document["figures"]["loss_last"].as_float().label("loss_last")
                           ).where(c.case_id == case_id).order_by(c.when, c.id)
         if machine_kind is not None:
             query = query.where(c.machine_kind == machine_kind)

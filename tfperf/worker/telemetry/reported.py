@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 
 def build_info() -> dict[str, str | None]:
     """What TensorFlow was built as: its version and git hash, and the CUDA and cuDNN it was
-    built against (None in a CPU-only build). Part of every result's hard fingerprint."""
+    built against (None in a CPU-only build), part of every result's hard fingerprint; and the
+    Keras beside it, a soft fact (a case's series across builds orders by it too)."""
+    import keras
     import tensorflow as tf
 
     info = tf.sysconfig.get_build_info()
     return {"tensorflow": tf.__version__, "tensorflow_git": tf.version.GIT_VERSION,
-            "cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version")}
+            "cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version"),
+            "keras": keras.__version__}
 
 
 def peak_memory(device: str) -> int | None:

@@ -8,6 +8,7 @@ export it, load an export, prune what nothing reads any more.
     tfperf-store load store-export/                            # into an empty store
     tfperf-store prune --older-than 180d [--write]             # a dry run without --write
     tfperf-store series CASE [--machine KIND]                  # its builds, in build order
+    tfperf-store changes CASE [--machine KIND] [--figure NAME]  # where its series moved
 
 The store is the one named by --store, else $TFPERF_STORE_URL, else store.sqlite3 in the
 project's history folder (.perf-results/history). Exit 0: done; 1: an import left something
@@ -22,7 +23,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfperf.commands import arguments, store_series
+from tfperf.changes import detect
+from tfperf.changes.otava_env import OtavaUnavailable
+from tfperf.commands import arguments, store_changes, store_series
 from tfperf.commands import store_import as importer
 from tfperf.gate.statistics import GateSettings
 from tfperf.storage import database, exports, pruning
@@ -37,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfperf-store", description=__doc__.split("\n\n")[0],
                                      parents=[before])
     verbs = parser.add_subparsers(dest="verb", required=True,
-                                  metavar="import|info|upgrade|export|load|prune|series")
+                                  metavar="import|info|upgrade|export|load|prune|series|changes")
     imports = verbs.add_parser("import", parents=[after],
                                help="add kept session files (files or folders, searched for "
                                     "*.json) to the store")
@@ -74,6 +77,18 @@ def _parser() -> argparse.ArgumentParser:
     series.add_argument("--machine", metavar="KIND",
                         help="one kind of machine: a machine key without its TensorFlow "
                              "(default: every kind)")
+    changes = verbs.add_parser("changes", parents=[after],
+                               help="where a case's series across builds moved (Apache Otava), "
+                                    "each a question for an A/B")
+    changes.add_argument("case", help="the case id, as the reports name it")
+    changes.add_argument("--machine", metavar="KIND",
+                         help="one kind of machine (default: every kind)")
+    changes.add_argument("--figure", action="append", default=[], metavar="NAME",
+                         help="a figure to look at, again for more (default: "
+                              f"{', '.join(detect.BY_NAME)})")
+    changes.add_argument("--max-pvalue", type=arguments.positive_float("--max-pvalue"),
+                         default=detect.MAX_PVALUE,
+                         help="Otava's false-alarm setting (default: %(default)s)")
     return parser
 
 
@@ -117,6 +132,11 @@ def _import(store: ResultsStore, paths: Sequence[Path]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.verb == "changes":
+        try:
+            chosen = store_changes.figures(args.figure)
+        except ValueError as error:
+            parser.error(str(error))
     layout, _ = arguments.fill_folders(args, parser)
     # Only what adds to a store may make one; info, export and prune read.
     store = arguments.open_store(args, layout.history, parser,
@@ -141,13 +161,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n\n".join(store_series.table(s)
                                for s in store_series.chosen(store, args.case, args.machine)))
             return 0
+        if args.verb == "changes":
+            print("\n".join(store_changes.lines(store, args.case, args.machine, chosen,
+                                                layout.results / "cache", args.max_pvalue)))
+            return 0
         if args.verb == "info":
             held = ", ".join(f"{n} {name}" for name, n in store.counts().items())
             print(f"{store.where}: schema {database.head()}; {held}")
         else:
             print(f"{store.where}: schema at {database.head()}")
         return 0
-    except StorageError as error:
+    except (StorageError, OtavaUnavailable) as error:
         print(f"tfperf-store: {error}", file=sys.stderr)
         return 2
     finally:

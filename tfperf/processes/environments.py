@@ -101,7 +101,8 @@ def _folder_name(spec: str, kind_: str, held: Mapping[str, str] | None) -> str:
     return f"{slug}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
 
 
-def _uv() -> str:
+def uv() -> str:
+    """The uv beside the running interpreter (or on PATH): a SpecError where there is none."""
     beside = Path(sys.executable).parent / "uv"
     found = str(beside) if beside.exists() else shutil.which("uv")
     if found is None:
@@ -135,16 +136,16 @@ def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path,
     held to `held`'s versions where the resolver allows (None: resolved afresh), what had to be
     released kept beside it."""
     shutil.rmtree(folder, ignore_errors=True)
-    uv = _uv()
+    installer = uv()
     python = folder / "bin" / "python"
     # An sdist's build runs code from the index: it gets no store URL or CI token.
     run = held_install.run_command(without_secrets(os.environ, suffixes=False),
                                    INSTALL_TIMEOUT_S, log_path)
     released: list[str] = []
     try:
-        status, output = run([uv, "venv", "--quiet", "--python", sys.executable, str(folder)])
+        status, output = run([installer, "venv", "--quiet", "--python", sys.executable, str(folder)])
         if status == 0:
-            command = [uv, "pip", "install", "--python", str(python), *_targets(spec, kind_)]
+            command = [installer, "pip", "install", "--python", str(python), *_targets(spec, kind_)]
             if held is None:
                 status, output = run(command)
             else:

@@ -1,0 +1,1 @@
+"""Change points in a case's series across builds (Apache Otava), and what they are asked."""

@@ -94,6 +94,12 @@ def run(request: Request, layout: Project, say: Callable[[str], None]) -> int:
     """Bisect and keep the report; the exit status (0: a culprit named or every candidate
     compared; 1: stopped without one). BadRequest before any step; Stopped where the
     confirmation ends it; StepError where a step cannot run at all."""
+    return answered(request, layout, say)[0]
+
+
+def answered(request: Request, layout: Project, say: Callable[[str], None]
+             ) -> tuple[int, dict[str, Any]]:
+    """run()'s exit status and the report's document."""
     if request.store_url:  # the steps' A/B sessions are kept where the report is: told through
         # the environment the steps inherit, never their command lines, which the step logs
         # keep (with the password); the steps' workers never see it (processes.runtime).
@@ -154,7 +160,7 @@ def run(request: Request, layout: Project, say: Callable[[str], None]) -> int:
         raise Stopped(stopped(doc), 1 if found.outcome == search.NOT_APART else 2)
     for line in [*report.table(doc), *written, kept]:
         say(line)
-    return 0 if found.outcome in (search.FOUND, search.SCANNED) else 1
+    return (0 if found.outcome in (search.FOUND, search.SCANNED) else 1), doc
 
 
 class Stopped(Exception):

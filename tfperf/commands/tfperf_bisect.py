@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tfperf.bisect import after_ab, bisection, followed, github_issue, search
 from tfperf.bisect.step_sessions import StepError
-from tfperf.commands import arguments
+from tfperf.commands import arguments, bisect_changes
 from tfperf.ground import project, vocabulary
 from tfperf.options import declared
 from tfperf.options.ab_settings import ABSettings
@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--tests", type=Path, metavar="DIR",
                         help=f"the suite's tests (default: the project's; {project.LAYOUT})")
     kinds = parser.add_subparsers(dest="kind", required=True,
-                                  metavar="releases|nightlies|specs|commits|after-ab|issue")
+                                  metavar="releases|nightlies|specs|commits|changes|after-ab|"
+                                          "issue")
     releases = kinds.add_parser("releases", parents=[common, after],
                                 help="a package's releases, from the package index")
     releases.add_argument("package", help="e.g. tensorflow-cpu or tensorflow[and-cuda]")
@@ -113,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
                               "(default: workloads)")
     commits.add_argument("--tensorflow", default="current", metavar="SPEC",
                          help="the TensorFlow both sides run (default: current)")
+    bisect_changes.add(kinds, [common, after])
     after_ab_kind = kinds.add_parser("after-ab", parents=[after],
                                      help="bisect each case a kept A/B session called slower, "
                                           "between its two TensorFlows (the nightly)")
@@ -131,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _range(args: argparse.Namespace) -> bisection.Range:
+    if args.kind == "changes":  # each change point's own (tfperf.bisect.changes)
+        return bisection.Range("specs")
     if args.kind == "specs":
         return bisection.Range("specs", specs=tuple(args.specs))
     if args.kind == "commits":
@@ -188,6 +192,8 @@ def _bisect(argv: Sequence[str] | None) -> int:
         args.confirm_pairs, args.each, args.budget, args.step_timeout, args.reports, args.store,
         args.finding)
     try:
+        if args.kind == "changes":
+            return bisect_changes.run(args, parser, layout, request)
         return bisection.run(request, layout, lambda line: print(line, flush=True))
     except (bisection.BadRequest, StepError) as error:
         print(f"tfperf-bisect: {error}", file=sys.stderr)

@@ -1,0 +1,65 @@
+"""A change point answered: the builds on either side named as the package index names them,
+the candidates between them, and the finding its figure is; what cannot be bisected is one
+line. The bisection itself: test_bisect.py; the change points: tests/real/test_change_points.py."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from tfperf.bisect import changes
+from tfperf.bisect.bisection import Range, Request
+from tfperf.changes.detect import BY_NAME, ChangePoint
+from tfperf.storage.build_series import BuildPoint, Series
+
+WHEN = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+BASE = Request(Range("specs"), ("-k", "case"), None, 0.015, None, (32, 2432), 384,  # type: ignore[arg-type]
+               False, None, None, None, None)
+
+
+def _point(figure: str, before: tuple[str, str], after: tuple[str, str],
+           change: float = 0.84) -> ChangePoint:
+    a, b = (BuildPoint(tf, "", keras, WHEN) for tf, keras in (before, after))
+    return ChangePoint(BY_NAME[figure], Series("case", "kind", "key", (a, b)), a, b, change,
+                       1e-9)
+
+
+def test_two_nightlies_are_bisected_over_the_nightlies_of_the_days_between() -> None:
+    point = _point("peak_memory_bytes", ("2.22.0-dev20260529", ""), ("2.22.0-dev20260616", ""))
+    asked = changes.request(point, BASE, "tensorflow-cpu")
+    assert asked.range == Range("nightlies", "tf-nightly", "2026-05-29..2026-06-16",
+                                good="tf-nightly==2.22.0.dev20260529",
+                                bad="tf-nightly==2.22.0.dev20260616")
+    assert (asked.followed, asked.floor, asked.pytest_args) == ("memory", 0.10, ("-k", "case"))
+
+
+def test_releases_are_bisected_over_the_releases_between_and_a_mix_is_the_two_ends() -> None:
+    speed = _point("examples_per_sec", ("2.21.0", ""), ("2.22.0rc0", ""), change=-0.02)
+    assert changes.request(speed, BASE, "tensorflow-cpu").range == Range(
+        "releases", "tensorflow-cpu", "2.21.0..2.22.0rc0")
+    assert changes.request(speed, BASE, "tensorflow-cpu").followed == "slower"
+    mixed = _point("compile_cpu_s", ("2.21.0", ""), ("2.22.0-dev20260509", ""))
+    assert changes.request(mixed, BASE, "tensorflow").range == Range(
+        "specs", specs=("tensorflow==2.21.0", "tf-nightly==2.22.0.dev20260509"))
+
+
+def test_one_tensorflow_under_two_kerases_bisects_keras_beside_it() -> None:
+    point = _point("loss_last", ("2.21.0", "3.15.0.dev2026060105"),
+                   ("2.21.0", "3.16.0.dev2026070105"))
+    asked = changes.request(point, BASE, "tensorflow-cpu")
+    assert asked.range == Range("nightlies", "keras-nightly", "2026-06-01..2026-07-01",
+                                good="keras-nightly==3.15.0.dev2026060105",
+                                bad="keras-nightly==3.16.0.dev2026070105",
+                                beside="tensorflow-cpu==2.21.0")
+    assert (asked.followed, asked.floor) == ("numerics", 0.0)
+
+
+def test_builds_no_index_names_are_one_line() -> None:
+    same = _point("examples_per_sec", ("2.21.0", ""), ("2.21.0", ""), change=-0.05)
+    with pytest.raises(changes.NotBisectable, match="differ in their commit alone"):
+        changes.request(same, BASE, "tensorflow-cpu")
+    unknown = _point("examples_per_sec", ("", ""), ("2.21.0", ""), change=-0.05)
+    with pytest.raises(changes.NotBisectable, match="has no TensorFlow version to install"):
+        changes.request(unknown, BASE, "tensorflow-cpu")
+    assert not _point("examples_per_sec", ("2.21.0", ""), ("2.22.0", ""), change=0.05).worse

@@ -1,0 +1,117 @@
+"""A change point answered: each worse change point of a case's series (tfperf.changes.detect)
+becomes a bisection of the builds between its two sides, following the finding its figure is
+(speed, peak memory, compile time, numerics). Its confirmation is the A/B of the two builds: a
+change point the A/B does not confirm ends there and is said to be not confirmed, never a
+regression; one it confirms is placed at its culprit, with its report kept in the store.
+
+The builds are named as the package index names them: a nightly's TensorFlow (2.22.0-dev20260509)
+is `tf-nightly==2.22.0.dev20260509`, and the nightlies of the days between two nightlies are
+the candidates between them; a release is `PACKAGE==VERSION`. Where two builds differ only in
+their Keras, Keras is what is bisected, beside that TensorFlow.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from packaging.version import Version
+
+from tfperf.bisect import bisection
+from tfperf.bisect.bisection import Range, Request
+from tfperf.bisect.followed import floor_of
+from tfperf.changes.detect import ChangePoint
+from tfperf.ground.project import Project
+from tfperf.ground.vocabulary import Followed
+from tfperf.options.ab_settings import ABSettings
+
+FINDING_OF: dict[str, Followed] = {"examples_per_sec": "slower", "peak_memory_bytes": "memory",
+                                   "compile_cpu_s": "compile", "loss_last": "numerics"}
+_NIGHTLY = re.compile(r"\.dev(\d{8})\d*$")
+
+
+class NotBisectable(ValueError):
+    """A change point whose builds cannot be named on the package index: one line."""
+
+
+def _spec(package: str, version: str) -> str:
+    return f"{package}=={Version(version)}"
+
+
+def _date(version: str) -> str | None:
+    found = _NIGHTLY.search(str(Version(version)))
+    return datetime.datetime.strptime(found.group(1), "%Y%m%d").date().isoformat() \
+        if found else None
+
+
+def candidates(point: ChangePoint, tensorflow_package: str) -> Range:
+    """The builds between the change point's two sides, as a bisection's range."""
+    before, after = point.before, point.after
+    for build in (before, after):
+        if not build.tensorflow:
+            raise NotBisectable(f"the build {build.label} has no TensorFlow version to install")
+    if before.tensorflow != after.tensorflow:
+        return _range("tf-nightly", tensorflow_package, before.tensorflow, after.tensorflow)
+    if not (before.keras and after.keras):
+        raise NotBisectable(f"{before.label} and {after.label} differ in their commit alone: "
+                            "no package index names them; bisect their commits")
+    tensorflow = _spec("tf-nightly" if _date(before.tensorflow) else tensorflow_package,
+                       before.tensorflow)
+    return _range("keras-nightly", "keras", before.keras, after.keras, beside=tensorflow)
+
+
+def _range(nightly: str, released: str, low: str, high: str, beside: str | None = None
+           ) -> Range:
+    """The nightlies of the days between two nightlies, the releases between two releases, or
+    else the two builds alone."""
+    first, last = _date(low), _date(high)
+    ends = [_spec(nightly if _date(v) else released, v) for v in (low, high)]
+    if first and last:
+        return Range("nightlies", nightly, f"{first}..{last}", good=ends[0], bad=ends[1],
+                     beside=beside)
+    if not (first or last):
+        return Range("releases", released, f"{Version(low)}..{Version(high)}", beside=beside)
+    if beside is not None:
+        raise NotBisectable(f"{low} and {high} are a release and a nightly of {released}: "
+                            "bisect them with tfperf-bisect specs")
+    return Range("specs", specs=tuple(ends))
+
+
+def request(point: ChangePoint, base: Request, tensorflow_package: str) -> Request:
+    """The bisection that answers the change point, with `base`'s pytest arguments and
+    settings, following its figure's finding at that finding's default floor."""
+    finding = FINDING_OF[point.figure.name]
+    floor = base.floor if finding == base.followed else floor_of(finding, ABSettings())
+    return replace(base, range=candidates(point, tensorflow_package), followed=finding,
+                   floor=floor)
+
+
+def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str,
+           layout: Project, say: Callable[[str], None]) -> tuple[int, list[str]]:
+    """Bisect each worse change point (a better one is not a finding); the exit status (0:
+    every one answered, 1: one not bisectable) and a line each: placed at its culprit, or not
+    confirmed by its A/B (never a regression), or why it cannot be bisected."""
+    said, status = [], 0
+    for point in (p for p in points if p.worse):
+        say(f"change point: {point.describe()}")
+        try:
+            asked = request(point, base, tensorflow_package)
+            _, doc = bisection.answered(asked, layout, say)
+        except bisection.Stopped as stop:
+            said.append(f"not confirmed: {point.describe()}: {stop}")
+            continue
+        except (NotBisectable, bisection.BadRequest) as error:
+            said.append(f"not bisected: {point.describe()}: {error}")
+            status = 1
+            continue
+        labels = [str(c["label"]) for c in doc["candidates"]]
+        confirm = doc["steps"][0]
+        placed = (f"culprit {labels[doc['culprit']]}, last good {labels[doc['good']]}"
+                  if doc["culprit"] is not None else f"{doc['outcome']} between "
+                  f"{labels[doc['good']]} and {labels[doc['bad']]}")
+        said.append(f"confirmed: {point.describe()}: {confirm['verdict']}, B/A "
+                    f"{confirm['ratio']:.3f} [{confirm['low']:.3f}, {confirm['high']:.3f}]; "
+                    f"{placed} (bisection {doc['id']})")
+    return status, said

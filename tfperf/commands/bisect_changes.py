@@ -1,0 +1,55 @@
+"""`tfperf-bisect changes CASE -- PYTEST_ARGS`: each worse change point of the case's series
+across builds (tfperf-store changes) confirmed by an A/B of the builds on either side and
+placed by bisection (tfperf.bisect.changes); what the A/B does not confirm is said so."""
+
+from __future__ import annotations
+
+import argparse
+
+from tfperf.bisect import bisection
+from tfperf.bisect import changes as answers
+from tfperf.changes import detect
+from tfperf.changes.otava_env import OtavaUnavailable
+from tfperf.commands import arguments, store_changes, store_series
+from tfperf.ground.project import Project
+from tfperf.storage.errors import StorageError
+
+
+def add(kinds: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]  # type: ignore[type-arg]
+        ) -> None:
+    changes = kinds.add_parser("changes", parents=parents,
+                               help="confirm and place each worse change point of a case's "
+                                    "series across builds (tfperf-store changes)")
+    changes.add_argument("case", help="the case id, as the reports name it")
+    changes.add_argument("--machine", metavar="KIND", help="one kind of machine (default: all)")
+    changes.add_argument("--figure", action="append", default=[], metavar="NAME",
+                         help=f"a figure, again for more (default: {', '.join(detect.BY_NAME)})")
+    changes.add_argument("--package", default="tensorflow-cpu",
+                         help="the package a release is installed from (default: "
+                              "%(default)s; tensorflow on a GPU runner)")
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser, layout: Project,
+        base: bisection.Request) -> int:
+    try:
+        figures = store_changes.figures(args.figure)
+    except ValueError as error:
+        parser.error(str(error))
+    store = arguments.open_store(args, layout.history, parser, create=False)
+    try:
+        series = store_series.chosen(store, args.case, args.machine)
+        points = detect.detect(series, figures, layout.results / "cache")
+    except (StorageError, OtavaUnavailable) as error:
+        parser.exit(2, f"{parser.prog}: {error}\n")
+    finally:
+        store.close()
+    worse = [p for p in points if p.worse]
+    print(f"{args.case}: {len(points)} change points, {len(worse)} worse", flush=True)
+    if "-k" not in base.pytest_args:  # the steps follow this case
+        base = bisection.Request(**{**vars(base), "pytest_args": ("-k", args.case,
+                                                                  *base.pytest_args)})
+    status, said = answers.answer(worse, base, args.package, layout,
+                                  lambda line: print(line, flush=True))
+    for line in said:
+        print(line)
+    return status

@@ -4,6 +4,8 @@ installs themselves, through uv and the package index: tests/real/test_ab.py.)""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tfperf.processes import environments, held_install
@@ -50,3 +52,26 @@ def test_more_requirements_may_follow_a_requirement(spec: str, said: str | None)
         return
     with pytest.raises(environments.SpecError, match=said):
         environments.kind(spec)
+
+
+def test_a_nightly_beside_tensorflow_replaces_the_release_it_ships_the_package_of() -> None:
+    # keras-nightly's files are keras's, and TensorFlow 2.21 requires keras: both would be
+    # installed, one over the other. The environment removes the release and writes the nightly
+    # again, and is named apart from one built before it did.
+    spec = "tensorflow-cpu==2.21.0 keras-nightly==3.16.0.dev2026102704"
+    assert environments._nightlies(spec, "requirement") == [
+        ("keras-nightly==3.16.0.dev2026102704", "keras")]
+    assert environments._nightlies("tf-nightly==2.22.0.dev20260615", "requirement") == []
+    assert environments._nightlies("tensorflow-cpu==2.21.0 keras==3.15.1", "requirement") == []
+    calls: list[list[str]] = []
+
+    def run(command: list[str]) -> tuple[int, str]:
+        calls.append(command)
+        return 0, ""
+
+    assert environments._nightly_over_release(run, "uv", Path("/env/bin/python"),
+                                              spec, "requirement") == (0, "")
+    assert [c[1:3] for c in calls] == [["pip", "show"], ["pip", "uninstall"], ["pip", "install"]]
+    assert calls[1][-1] == "keras" and calls[2][-3:] == ["--python", "/env/bin/python",
+                                                         "keras-nightly==3.16.0.dev2026102704"]
+    assert "--no-deps" in calls[2] and "--reinstall" in calls[2]

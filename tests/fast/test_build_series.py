@@ -26,7 +26,8 @@ def _key(tensorflow: str) -> str:
 
 
 def test_a_machine_kind_is_its_key_without_the_tensorflow() -> None:
-    for tensorflow in ("2.21.0", "2.22.0rc0", "2.23.0-dev20261026", "2.23.0.dev20261026"):
+    for tensorflow in ("2.21.0", "2.22.0rc0", "2.22.0-rc0", "2.23.0-dev20261026",
+                       "2.23.0.dev20261026"):
         assert kind_of_key(_key(tensorflow)) == KIND
     assert kind_of_key(_key("2.21.0") + "-1xNVIDIA_H100-virtual") == KIND + "-1xNVIDIA_H100-virtual"
 

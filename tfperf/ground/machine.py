@@ -97,8 +97,9 @@ class Machine:
         return "-".join(parts)
 
 
-# The key's TensorFlow part: "-tf2.21.0", "-tf2.22.0rc0", a nightly's "-tf2.23.0-dev20261026".
-_TENSORFLOW_PART = re.compile(r"-tf\d[\w.+]*?(?:-dev\d+)?(?=-)")
+# The key's TensorFlow part: "-tf2.21.0", a release candidate's "-tf2.22.0-rc0" (as tf.__version__
+# spells it) or "-tf2.22.0rc0", a nightly's "-tf2.23.0-dev20261026".
+_TENSORFLOW_PART = re.compile(r"-tf\d[\w.+]*?(?:-(?:dev|rc|a|b)\d+)?(?=-)")
 
 
 def kind_of_key(key: str) -> str:

@@ -20,7 +20,7 @@ down_revision = "0008"
 
 # Spelled out rather than imported: a migration is history, and must not change when the code
 # that computes these for new runs does (tfperf.ground.machine, tfperf.storage.fingerprint).
-TENSORFLOW_PART = re.compile(r"-tf\d[\w.+]*?(?:-dev\d+)?(?=-)")
+TENSORFLOW_PART = re.compile(r"-tf\d[\w.+]*?(?:-(?:dev|rc|a|b)\d+)?(?=-)")
 BUILD_FIELDS = ("tensorflow", "tensorflow_git", "cuda", "cudnn")
 
 

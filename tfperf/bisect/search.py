@@ -43,6 +43,9 @@ from tfperf.ground.vocabulary import SCANNED as SCANNED
 from tfperf.ground.vocabulary import Outcome as Outcome
 from tfperf.ground.vocabulary import Role as Role
 
+# Findings whose steps' verdicts are not a ratio against a floor: nothing lies "below" it.
+UNFLOORED: tuple[Followed, ...] = ("numerics", "configuration")
+
 # The confirmation's first look (tfperf-bisect's --confirm-pairs default): the steps' floor is
 # half the slowdown its interval admits, so it measures more than a step. 384 under the trimmed
 # rule, whose early intervals are wide (its directions spend late): at 128 a 10% culprit's
@@ -111,6 +114,8 @@ class Bisection:
         """Bisection steps whose two sides differ by a change the bisection did not split: one
         that moved the good end although its interval excludes 1 (a change smaller than the
         floor), or one left undecided that the other half's verdict went past."""
+        if self.followed in UNFLOORED:  # their verdicts are no ratio against a floor
+            return []
         passed = {id(before) for before, after in zip(self.steps, self.steps[1:], strict=False)
                   if after.role == OTHER_HALF and isinstance(after.result, Judged)
                   and after.result.verdict != UNDECIDED}
@@ -126,6 +131,9 @@ class Bisection:
         a slowdown (a cost: a growth): a change smaller than the floor may lie between their
         sides, which the bisection neither found nor ruled out (a 2% commit under an interval of
         +-3%)."""
+        if self.followed in UNFLOORED:
+            return []
+
         def admits(result: Judged) -> bool:
             if self.followed == "slower":
                 return result.low < 1 <= result.high

@@ -247,8 +247,9 @@ def newcomers(args: argparse.Namespace) -> int:
 def needed_floors(runs: Sequence[dict[str, Any]], settings: statistics.GateSettings,
                   ks: Sequence[int]) -> dict[str, list[float]]:
     """Per figure, for every night of one case judged against each window of k sessions before
-    it (k in `ks`, at least the gate's `settle`), by the gate's own rule with no floor: the
-    least floor that would have kept the night from being flagged (0 where nothing flags)."""
+    it (k in `ks`, at least the gate's `settle`), by the gate's own rule: the least floor at
+    which the night is gated and passes (neither flagged nor, its window spreading beyond the
+    floor, unstable), to 0.1%; 0 where nothing flags at no floor."""
     found: dict[str, list[float]] = {m.name: [] for m in statistics.METRICS}
     for k in ks:
         for night in range(k, len(runs)):
@@ -261,10 +262,24 @@ def needed_floors(runs: Sequence[dict[str, Any]], settings: statistics.GateSetti
                 within = statistics.within_run_spread(
                     [r.get("round_examples_per_sec") or [] for r in window]) \
                     if metric == statistics.THROUGHPUT else 0.0
-                verdict = statistics.judge(metric, now, past, settings, 0.0, within)
-                flagged = verdict.status == statistics.FLAGGED and verdict.change is not None
-                found[metric.name].append(abs(verdict.change or 0.0) if flagged else 0.0)
+                found[metric.name].append(_least_floor(metric, now, past, settings, within))
     return found
+
+
+def _least_floor(metric: statistics.Metric, now: float, past: Sequence[float],
+                 settings: statistics.GateSettings, within: float) -> float:
+    """The least floor (to 0.1%, up to 10) at which the gate judges `now` and passes it."""
+    def passes(floor: float) -> bool:
+        said = statistics.judge(metric, now, past, settings, floor, within).status
+        return said not in (statistics.FLAGGED, statistics.UNSTABLE)
+
+    if passes(0.0) or not passes(10.0):  # nothing flags, or a gross change only a floor of
+        return 0.0                        # 10x would pass: no floor is the answer there
+    low, high = 0.0, 10.0
+    while high - low > 0.0005:
+        middle = (low + high) / 2
+        low, high = (low, middle) if passes(middle) else (middle, high)
+    return round(high, 3)
 
 
 def floors(args: argparse.Namespace) -> int:

@@ -33,9 +33,11 @@ SEED = ("--seed", "1")
 
 
 def commands(root: Path) -> list[tuple[str, list[str]]]:
-    """Each judging command over the committed data, named, as arguments to python."""
+    """Each judging command over the committed data, named, as arguments to python. The files
+    are this checkout's, by their full paths, whichever checkout's code judges them: a file
+    kept since the other commit is judged by both, not missed by it."""
     def files(folder: str) -> list[str]:
-        return sorted(str(p.relative_to(root)) for p in (root / DATA / folder).glob("*.gz"))
+        return sorted(str(p) for p in (root / DATA / folder).glob("*.gz"))
 
     found: list[tuple[str, list[str]]] = []
     for kept in files("rc_2.22.0rc0"):  # tfperf-ab reads the file as a session keeps it: plain

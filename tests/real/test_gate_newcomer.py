@@ -49,8 +49,9 @@ def test_a_newcomer_s_first_nights_fail_nothing_and_a_compile_regression_still_f
     assert verdicts[:5] == ["no history"] + ["building history"] * 4, verdicts
     # The sixth is judged, and passes: `ok`, or `faster` (the baseline is stale) where the five before
     # it ran beside busier neighbours than it did (a fresh clone's whole run read that once:
-    # tinycnn's millisecond steps move more than its 80% floor between sessions here).
-    assert verdicts[5] in ("ok", "faster"), verdicts
+    # tinycnn's millisecond steps move more than its 80% floor between sessions here), or
+    # `unstable` where the five spread beyond a quarter of the 90% floor (z 4): quarantined.
+    assert verdicts[5] in ("ok", "faster", "unstable"), verdicts
     assert all(r["reason"] for r in runs)
     # Six runs of history now: a compile 3 CPU-seconds longer, in the session and its re-run:
     # twice the compile time's absolute floor of 1.5 s (tinycnn compiles in 0.1 CPU-s here, so

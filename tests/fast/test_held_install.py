@@ -59,17 +59,17 @@ def test_a_nightly_beside_tensorflow_replaces_the_release_it_ships_the_package_o
     # installed, one over the other. The environment removes the release and writes the nightly
     # again, and is named apart from one built before it did.
     spec = "tensorflow-cpu==2.21.0 keras-nightly==3.16.0.dev2026102704"
-    assert environments._nightlies(spec, "requirement") == [
+    assert held_install.nightlies(spec, "requirement") == [
         ("keras-nightly==3.16.0.dev2026102704", "keras")]
-    assert environments._nightlies("tf-nightly==2.22.0.dev20260615", "requirement") == []
-    assert environments._nightlies("tensorflow-cpu==2.21.0 keras==3.15.1", "requirement") == []
+    assert held_install.nightlies("tf-nightly==2.22.0.dev20260615", "requirement") == []
+    assert held_install.nightlies("tensorflow-cpu==2.21.0 keras==3.15.1", "requirement") == []
     calls: list[list[str]] = []
 
     def run(command: list[str]) -> tuple[int, str]:
         calls.append(command)
         return 0, ""
 
-    assert environments._nightly_over_release(run, "uv", Path("/env/bin/python"),
+    assert held_install.nightly_over_release(run, "uv", Path("/env/bin/python"),
                                               spec, "requirement") == (0, "")
     assert [c[1:3] for c in calls] == [["pip", "show"], ["pip", "uninstall"], ["pip", "install"]]
     assert calls[1][-1] == "keras" and calls[2][-3:] == ["--python", "/env/bin/python",

@@ -31,7 +31,6 @@ from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 
 from tfperf.processes import held_install, warm_start
-from tfperf.processes.packages import normalise
 from tfperf.processes.runtime import CURRENT, HARNESS_PATH_ENV, Runtime, without_secrets
 
 READY_MARK = ".tfperf-ready"
@@ -98,7 +97,8 @@ def _folder_name(spec: str, kind_: str, held: Mapping[str, str] | None) -> str:
     identity += f":py{sys.version_info.major}.{sys.version_info.minor}"
     identity += ":float" if held is None else ":held:" + hashlib.sha256(
         json.dumps(sorted(held.items())).encode()).hexdigest()
-    if _nightlies(spec, kind_):  # built so since the nightly replaces its release (below)
+    if held_install.nightlies(spec, kind_):  # since a nightly replaces its release
+        # (held_install.nightly_over_release), such environments are named apart
         identity += ":nightly-over-release"
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", Path(first).name if kind_ == "wheel" else spec)[:40]
     return f"{slug}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
@@ -154,7 +154,7 @@ def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path,
             else:
                 status, output, released = held_install.install(run, command, held, folder)
         if status == 0:
-            status, output = _nightly_over_release(run, installer, python, spec, kind_)
+            status, output = held_install.nightly_over_release(run, installer, python, spec, kind_)
     except subprocess.TimeoutExpired:
         raise SpecError(f"cannot install {spec!r}: no end within {INSTALL_TIMEOUT_S:g} s "
                         f"(log: {log_path})") from None
@@ -164,40 +164,6 @@ def _build(spec: str, kind_: str, folder: Path, cache: Path, log_path: Path,
     # The harness's worker side, installed as an editable install is: a path entry to it.
     (site_packages(python) / "tfperf-harness.pth").write_text(harness_path(cache) + "\n")
     (folder / READY_MARK).write_text(spec + "\n")
-
-
-def _nightlies(spec: str, kind_: str) -> list[tuple[str, str]]:
-    """(the nightly's requirement, the release whose package it ships too) for each nightly of
-    a package beside TensorFlow the spec names: keras-nightly's is keras, which TensorFlow
-    requires. (tf-nightly's release is not one anything here requires.)"""
-    if kind_ != "requirement":
-        return []
-    found = []
-    for part in spec.split():
-        name = normalise(Requirement(part).name)
-        if name.endswith("-nightly") and not name.startswith("tf-"):
-            found.append((part, name.removesuffix("-nightly")))
-    return found
-
-
-def _nightly_over_release(run: held_install.Run, installer: str, python: Path, spec: str,
-                          kind_: str) -> tuple[int, str]:
-    """Where the spec names a nightly and a dependency brought its release in too (TensorFlow
-    2.21 requires keras, beside keras-nightly), both wrote the same package's files in whatever
-    order the installer took: the release is removed and the nightly, which was asked for,
-    written again."""
-    status, output = 0, ""
-    for nightly, release in _nightlies(spec, kind_):
-        shown, _ = run([installer, "pip", "show", "--quiet", "--python", str(python), release])
-        if shown != 0:
-            continue  # not installed: nothing overwrote the nightly
-        status, output = run([installer, "pip", "uninstall", "--python", str(python), release])
-        if status == 0:
-            status, output = run([installer, "pip", "install", "--reinstall", "--no-deps",
-                                  "--python", str(python), nightly])
-        if status != 0:
-            break
-    return status, output
 
 
 def site_packages(python: Path) -> Path:

@@ -81,3 +81,37 @@ def run_command(env: Mapping[str, str], timeout_s: float, log: Path) -> Run:
             out.write(done.stdout)
         return done.returncode, done.stdout
     return run
+
+
+def nightlies(spec: str, kind_: str) -> list[tuple[str, str]]:
+    """(the nightly's requirement, the release whose package it ships too) for each nightly of
+    a package beside TensorFlow the spec names: keras-nightly's is keras, which TensorFlow
+    requires. (tf-nightly's release is not one anything here requires.)"""
+    if kind_ != "requirement":
+        return []
+    found = []
+    for part in spec.split():
+        name = normalise(Requirement(part).name)
+        if name.endswith("-nightly") and not name.startswith("tf-"):
+            found.append((part, name.removesuffix("-nightly")))
+    return found
+
+
+def nightly_over_release(run: Run, installer: str, python: Path, spec: str,
+                          kind_: str) -> tuple[int, str]:
+    """Where the spec names a nightly and a dependency brought its release in too (TensorFlow
+    2.21 requires keras, beside keras-nightly), both wrote the same package's files in whatever
+    order the installer took: the release is removed and the nightly, which was asked for,
+    written again."""
+    status, output = 0, ""
+    for nightly, release in nightlies(spec, kind_):
+        shown, _ = run([installer, "pip", "show", "--quiet", "--python", str(python), release])
+        if shown != 0:
+            continue  # not installed: nothing overwrote the nightly
+        status, output = run([installer, "pip", "uninstall", "--python", str(python), release])
+        if status == 0:
+            status, output = run([installer, "pip", "install", "--reinstall", "--no-deps",
+                                  "--python", str(python), nightly])
+        if status != 0:
+            break
+    return status, output

@@ -14,7 +14,13 @@ from pathlib import Path
 import grimp
 import pytest
 
-from tests.helpers.house import PACKAGE, front_page_selections, host_modules, module_name
+from tests.helpers.house import (
+    OWN_ENVIRONMENT,
+    PACKAGE,
+    front_page_selections,
+    host_modules,
+    module_name,
+)
 from tests.helpers.suites import REPO
 
 MAX_LINES = 300
@@ -105,10 +111,7 @@ def test_every_package_the_harness_imports_is_one_it_declares() -> None:
     declared |= {"keras"}  # TensorFlow's own dependency, the one the worker's models use
     distributions = importlib.metadata.packages_distributions()
     undeclared: dict[str, str] = {}
-    # Run by path in an environment of its own, which installs what it imports: Otava's
-    # detector (tfperf/changes/otava_env.py installs apache-otava there).
-    own_environment = {PACKAGE / "changes" / "in_otava.py"}
-    for path in set(PACKAGE.rglob("*.py")) - own_environment:
+    for path in set(PACKAGE.rglob("*.py")) - OWN_ENVIRONMENT:
         for module in _imports(path):
             top = module.split(".")[0]
             if top in sys.stdlib_module_names or top == "tfperf":

@@ -14,6 +14,9 @@ from tfperf.options import perf as options
 
 PACKAGE = REPO / "tfperf"
 WORKER_SIDE = PACKAGE / "worker"
+# Run by path in an environment of its own, which installs what they import, never imported by
+# the harness: Otava's detector (tfperf/changes/otava_env.py installs apache-otava there).
+OWN_ENVIRONMENT = frozenset({PACKAGE / "changes" / "in_otava.py"})
 
 
 def module_name(path: Path) -> str:
@@ -22,8 +25,10 @@ def module_name(path: Path) -> str:
 
 
 def host_modules() -> list[Path]:
-    """Every module of the pytest side: the whole package but tfperf/worker/."""
-    return sorted(p for p in PACKAGE.rglob("*.py") if WORKER_SIDE not in p.parents)
+    """Every module of the pytest side: the whole package but tfperf/worker/ and the modules
+    that run in an environment of their own."""
+    return sorted(p for p in PACKAGE.rglob("*.py")
+                  if WORKER_SIDE not in p.parents and p not in OWN_ENVIRONMENT)
 
 
 def front_page_selections() -> list[list[str]]:

@@ -84,7 +84,7 @@ def _row(doc: dict[str, Any], number: int, step: dict[str, Any]) -> list[str]:
     name = f"{number} ({step['role']})" if step["role"] != search.BISECT else str(number)
     judged = step["verdict"] != SKIPPED
     measured = judged and step["pairs"] > 0  # a candidate failing as configured has no pairs
-    floored = _followed(doc) == "slower" or _followed(doc) in followed.COSTS
+    floored = _followed(doc) not in search.UNFLOORED
     return [name, _label(doc, step["candidate"]), _label(doc, step["against"]),
             f"{step['ratio']:.3f}" if measured else "",
             f"[{step['low']:.3f}, {step['high']:.3f}] at {step['confidence']:.2%}"

@@ -5,6 +5,7 @@ placed by bisection (tfperf.bisect.changes); what the A/B does not confirm is sa
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from tfperf.bisect import bisection
 from tfperf.bisect import changes as answers
@@ -43,12 +44,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, layout: Proje
         parser.exit(2, f"{parser.prog}: {error}\n")
     finally:
         store.close()
-    worse = [p for p in points if p.worse]
-    print(f"{args.case}: {len(points)} change points, {len(worse)} worse", flush=True)
+    print(f"{args.case}: {len(points)} change points, {sum(p.worse for p in points)} worse",
+          flush=True)
     if "-k" not in base.pytest_args:  # the steps follow this case
-        base = bisection.Request(**{**vars(base), "pytest_args": ("-k", args.case,
-                                                                  *base.pytest_args)})
-    status, said = answers.answer(worse, base, args.package, layout,
+        base = replace(base, pytest_args=("-k", args.case, *base.pytest_args))
+    status, said = answers.answer(points, base, args.package, layout,
                                   lambda line: print(line, flush=True))
     for line in said:
         print(line)

@@ -127,7 +127,6 @@ EACH: Final = "each"
 # What a bisection follows (tfperf.bisect.followed): the finding whose first build it places.
 Followed = Literal["slower", "compile", "first-step", "memory", "host-memory", "numerics",
                    "configuration"]
-FOLLOWS_SPEED: Final = "slower"
 FOLLOWS_CONFIGURATION: Final = "configuration"
 
 # Whether a candidate runs as its case is configured (a bisection of `configuration`).

@@ -12,6 +12,7 @@ from tfperf.bisect import changes
 from tfperf.bisect.bisection import Range, Request
 from tfperf.changes.detect import BY_NAME, ChangePoint
 from tfperf.storage.build_series import BuildPoint, Series
+from tfperf.storage.results_store import BisectRow
 
 WHEN = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
 BASE = Request(Range("specs"), ("-k", "case"), None, 0.015, None, (32, 2432), 384,  # type: ignore[arg-type]
@@ -32,6 +33,10 @@ def test_two_nightlies_are_bisected_over_the_nightlies_of_the_days_between() -> 
                                 good="tf-nightly==2.22.0.dev20260529",
                                 bad="tf-nightly==2.22.0.dev20260616")
     assert (asked.followed, asked.floor, asked.pytest_args) == ("memory", 0.10, ("-k", "case"))
+    # Its report keeps the change point, for the dashboard's mark on the series' plot.
+    assert asked.change_point is not None and (asked.change_point["figure"],
+                                               asked.change_point["after"]) == (
+        "peak_memory_bytes", "2.22.0-dev20260616")
 
 
 def test_releases_are_bisected_over_the_releases_between_and_a_mix_is_the_two_ends() -> None:
@@ -63,3 +68,19 @@ def test_builds_no_index_names_are_one_line() -> None:
     with pytest.raises(changes.NotBisectable, match="has no TensorFlow version to install"):
         changes.request(unknown, BASE, "tensorflow-cpu")
     assert not _point("examples_per_sec", ("2.21.0", ""), ("2.22.0", ""), change=0.05).worse
+
+
+def test_a_change_point_a_kept_bisection_answered_is_not_bisected_again() -> None:
+    # A night that follows tf-nightly asks every night: the same change point, answered once.
+    point = _point("peak_memory_bytes", ("2.22.0-dev20260529", ""), ("2.22.0-dev20260616", ""))
+    kept = BisectRow("bis1", WHEN, "key", "case", "tensorflow", "found", "x", "y",
+                     {"change_point": point.document(), "steps": []})
+    by_hand = BisectRow("bis2", WHEN, "key", "case", "tensorflow", "found", "x", "y", {})
+    before = changes.answered([kept, by_hand])
+    assert before == {("peak_memory_bytes", "kind", "2.22.0-dev20260529", "2.22.0-dev20260616"):
+                      "bis1"}
+    asked: list[str] = []
+    status, said = changes.answer([point], BASE, "tensorflow-cpu", None,  # type: ignore[arg-type]
+                                  asked.append, before)
+    assert (status, asked) == (0, [])  # nothing run, nothing bisected
+    assert said == [f"answered before: {point.describe()}: bisection bis1"]

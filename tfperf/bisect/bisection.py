@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -15,11 +15,18 @@ from typing import Any, Literal
 from tfperf.bisect import candidates as candidate_lists
 from tfperf.bisect import git_commits, report, search, step_sessions
 from tfperf.bisect.candidates import BadRange, Candidate
-from tfperf.bisect.followed import WORDS
 from tfperf.bisect.levels import Level
 from tfperf.bisect.step_sessions import StepSessions
 from tfperf.ground.project import Project
-from tfperf.ground.vocabulary import FASTER, LOWER, RUNS, SAME, SKIPPED, Followed
+from tfperf.ground.vocabulary import (
+    FASTER,
+    FOLLOWED_WORDS,
+    LOWER,
+    RUNS,
+    SAME,
+    SKIPPED,
+    Followed,
+)
 from tfperf.storage import database, timestamps
 from tfperf.storage.errors import StoreUnavailable
 from tfperf.storage.results_store import BisectRow, ResultsStore
@@ -59,6 +66,9 @@ class Request:
     reports: Path | None  # default: the project's reports/bisect/<id>
     store_url: str | None
     followed: Followed = "slower"  # the finding to place (tfperf.bisect.followed)
+    # The change point of the case's series that asked for it (tfperf.bisect.changes), kept in
+    # the report so that the dashboard marks it on the series' plot: ChangePoint.document().
+    change_point: Mapping[str, Any] | None = None
 
 
 def candidates(given: Range) -> list[Candidate]:
@@ -154,6 +164,8 @@ def answered(request: Request, layout: Project, say: Callable[[str], None]
     kind = "commits" if request.range.kind == "commits" else "tensorflow"
     doc = report.document(found, found_candidates, selection.case_id, kind, bisect_id,
                           runner.machine_key, request.floor)
+    if request.change_point is not None:
+        doc["change_point"] = dict(request.change_point)
     written = report.write(doc, request.reports or layout.reports / "bisect" / bisect_id)
     kept = keep(doc, request.store_url, layout.history)
     if found.outcome in (search.NOT_APART, search.END_FAILED):
@@ -179,7 +191,7 @@ def stopped(doc: dict[str, Any]) -> str:
         return f"the bad end {bad} cannot be measured: {step['reason']}"
     told = (f"B/A {step['ratio']:.3f} [{step['low']:.3f}, {step['high']:.3f}] over "
             f"{step['pairs']} pairs, floor {step['floor']:.1%}")
-    worse = WORDS[doc.get("followed", "slower")]
+    worse = FOLLOWED_WORDS[doc.get("followed", "slower")]
     if step["verdict"] == FASTER:
         return (f"nothing to bisect: the good end {good} is not good, it is slower than the "
                 f"bad end {bad} ({told})")

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from packaging.version import Version
 
@@ -26,6 +27,7 @@ from tfperf.changes.detect import ChangePoint
 from tfperf.ground.project import Project
 from tfperf.ground.vocabulary import Followed
 from tfperf.options.ab_settings import ABSettings
+from tfperf.storage.results_store import BisectRow
 
 FINDING_OF: dict[str, Followed] = {"examples_per_sec": "slower", "peak_memory_bytes": "memory",
                                    "compile_cpu_s": "compile", "loss_last": "numerics"}
@@ -85,16 +87,36 @@ def request(point: ChangePoint, base: Request, tensorflow_package: str) -> Reque
     finding = FINDING_OF[point.figure.name]
     floor = base.floor if finding == base.followed else floor_of(finding, ABSettings())
     return replace(base, range=candidates(point, tensorflow_package), followed=finding,
-                   floor=floor)
+                   floor=floor, change_point=point.document())
+
+
+def key(point: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """What names a change point across nights (ChangePoint.document()): its figure, machine
+    kind and the builds on either side, so that one answered is not bisected again."""
+    return (str(point["figure"]), str(point.get("machine_kind", "")), str(point["before"]),
+            str(point["after"]))
+
+
+def answered(bisects: Iterable[BisectRow]) -> dict[tuple[str, str, str, str], str]:
+    """The change points kept bisections answered, each with the bisection's id."""
+    return {key(b.document["change_point"]): b.id for b in bisects
+            if b.document.get("change_point")}
 
 
 def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str,
-           layout: Project, say: Callable[[str], None]) -> tuple[int, list[str]]:
-    """Bisect each worse change point (a better one is not a finding); the exit status (0:
-    every one answered, 1: one not bisectable) and a line each: placed at its culprit, or not
-    confirmed by its A/B (never a regression), or why it cannot be bisected."""
+           layout: Project, say: Callable[[str], None],
+           before: Mapping[tuple[str, str, str, str], str] | None = None
+           ) -> tuple[int, list[str]]:
+    """Bisect each worse change point (a better one is not a finding) that no bisection
+    answered `before`; the exit status (0: every one answered, 1: one not bisectable) and a
+    line each: placed at its culprit, or not confirmed by its A/B (never a regression), or
+    answered before, or why it cannot be bisected."""
     said, status = [], 0
     for point in (p for p in points if p.worse):
+        earlier = (before or {}).get(key(point.document()))
+        if earlier is not None:
+            said.append(f"answered before: {point.describe()}: bisection {earlier}")
+            continue
         say(f"change point: {point.describe()}")
         try:
             asked = request(point, base, tensorflow_package)

@@ -25,18 +25,13 @@ from tfperf.ab import costs, session_report
 from tfperf.bisect.levels import Level
 from tfperf.ground.vocabulary import (
     COST_STATUS,
-    DIFFER,
-    FAILS,
-    FASTER,
     FOLLOWED,
     FOLLOWS_CONFIGURATION,
-    HIGHER,
-    LOWER,
+    NOT_WORSE_VERDICTS,
     NUMERICS_STATUS,
     RUNS,
-    SAME,
-    SLOWER,
     UNDECIDED,
+    WORSE_VERDICTS,
     Followed,
     StepVerdict,
 )
@@ -46,14 +41,6 @@ from tfperf.options.ab_settings import ABSettings
 COSTS: dict[Followed, costs.Cost] = {
     "compile": costs.COSTS[0], "first-step": costs.COSTS[1], "memory": costs.COSTS[2],
     "host-memory": costs.COSTS[3]}
-WORSE: frozenset[StepVerdict] = frozenset({SLOWER, HIGHER, DIFFER, FAILS})
-NOT_WORSE: frozenset[StepVerdict] = frozenset({SAME, FASTER, LOWER, RUNS})
-# What "the bad end is not X than the good end" says for each finding.
-WORDS: dict[Followed, str] = {
-    "slower": "slower", "compile": "longer to compile",
-    "first-step": "longer to its first step", "memory": "larger in peak device memory",
-    "host-memory": "larger in peak host memory", "numerics": "different in its numerics",
-    "configuration": "failing as configured"}
 
 
 def finding(text: str) -> Followed:
@@ -66,9 +53,9 @@ def finding(text: str) -> Followed:
 
 def worse(verdict: str) -> bool | None:
     """True: the candidate has the finding; False: it does not; None: undecided."""
-    if verdict in WORSE:
+    if verdict in WORSE_VERDICTS:
         return True
-    return False if verdict in NOT_WORSE else None
+    return False if verdict in NOT_WORSE_VERDICTS else None
 
 
 def floor_of(followed: Followed, settings: ABSettings) -> float:

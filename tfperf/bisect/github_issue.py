@@ -16,13 +16,15 @@ from typing import Any
 from tfperf.bisect import report
 from tfperf.ground import gh_cli
 from tfperf.ground.gh_cli import GitHubError
+from tfperf.ground.vocabulary import FOLLOWED_WORDS
 
 LABEL = "perf-regression"
 
 
 def title(doc: dict[str, Any]) -> str:
     culprit = doc["candidates"][doc["culprit"]]
-    return f"tfperf: slower since {culprit['label']}"
+    worse = FOLLOWED_WORDS.get(doc.get("followed", "slower"), FOLLOWED_WORDS["slower"])
+    return f"tfperf: {worse} since {culprit['label']}"
 
 
 def _gh(args: Sequence[str], repo: str) -> str:
@@ -45,7 +47,7 @@ def open_or_update(doc: dict[str, Any], repo: str) -> str:
             _gh(["issue", "comment", str(found), "--body-file", body.name], repo)
             return f"commented on issue #{found}: {wanted}"
         _gh(["label", "create", LABEL, "--force", "--color", "c44e52",
-             "--description", "a slowdown tfperf-bisect traced"], repo)
+             "--description", "a slowdown or a cost tfperf-bisect traced"], repo)
         made = _gh(["issue", "create", "--title", wanted, "--label", LABEL, "--body-file",
                     body.name], repo)
     return f"opened {made.strip()}: {wanted}"

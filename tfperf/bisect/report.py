@@ -150,7 +150,7 @@ def _described(doc: dict[str, Any], index: int) -> str:
 
 def conclusion(doc: dict[str, Any]) -> list[str]:
     """What the bisection says, as Markdown lines."""
-    lines = [f"**{_SAYS[doc['outcome']].format(worse=followed.WORDS[_followed(doc)])}**."]
+    lines = [f"**{_SAYS[doc['outcome']].format(worse=vocabulary.FOLLOWED_WORDS[_followed(doc)])}**."]
     good, bad = doc["good"], doc["bad"]
     if doc["outcome"] == search.SCANNED:
         told = [s for s in doc["steps"] if s["verdict"] not in (SAME, RUNS, SKIPPED)]

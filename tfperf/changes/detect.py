@@ -55,6 +55,13 @@ class ChangePoint:
     def worse(self) -> bool:
         return self.change > 0 if self.figure.worse_up else self.change < 0
 
+    def document(self) -> dict[str, object]:
+        """What a bisection's report keeps of the change point that asked for it."""
+        return {"figure": self.figure.name, "machine_kind": self.series.machine_kind,
+                "series_key": self.series.series_key, "before": self.before.label,
+                "after": self.after.label, "change": self.change, "pvalue": self.pvalue,
+                "described": self.describe()}
+
     def describe(self) -> str:
         direction = "worse" if self.worse else "better"
         return (f"{self.figure.label} {self.change:+.1%} ({direction}) from {self.before.label} "

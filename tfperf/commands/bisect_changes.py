@@ -1,6 +1,8 @@
-"""`tfperf-bisect changes CASE -- PYTEST_ARGS`: each worse change point of the case's series
-across builds (tfperf-store changes) confirmed by an A/B of the builds on either side and
-placed by bisection (tfperf.bisect.changes); what the A/B does not confirm is said so."""
+"""`tfperf-bisect changes CASE [CASE ...] -- PYTEST_ARGS`: each worse change point of each
+case's series across builds (tfperf-store changes) confirmed by an A/B of the builds on either
+side and placed by bisection (tfperf.bisect.changes); what the A/B does not confirm is said so,
+and a change point a kept bisection answered already is not bisected again (a night that
+follows tf-nightly asks every night)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ def add(kinds: argparse._SubParsersAction, parents: list[argparse.ArgumentParser
     changes = kinds.add_parser("changes", parents=parents,
                                help="confirm and place each worse change point of a case's "
                                     "series across builds (tfperf-store changes)")
-    changes.add_argument("case", help="the case id, as the reports name it")
+    changes.add_argument("case", nargs="+", help="a case id, as the reports name it; more "
+                         "for more cases, each bisected in turn")
     changes.add_argument("--machine", metavar="KIND", help="one kind of machine (default: all)")
     changes.add_argument("--figure", action="append", default=[], metavar="NAME",
                          help=f"a figure, again for more (default: {', '.join(detect.BY_NAME)})")
@@ -36,20 +39,26 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, layout: Proje
         figures = store_changes.figures(args.figure)
     except ValueError as error:
         parser.error(str(error))
-    store = arguments.open_store(args, layout.history, parser, create=False)
-    try:
-        series = store_series.chosen(store, args.case, args.machine)
-        points = detect.detect(series, figures, layout.results / "cache")
-    except (StorageError, OtavaUnavailable) as error:
-        parser.exit(2, f"{parser.prog}: {error}\n")
-    finally:
-        store.close()
-    print(f"{args.case}: {len(points)} change points, {sum(p.worse for p in points)} worse",
-          flush=True)
-    if "-k" not in base.pytest_args:  # the steps follow this case
-        base = replace(base, pytest_args=("-k", args.case, *base.pytest_args))
-    status, said = answers.answer(points, base, args.package, layout,
-                                  lambda line: print(line, flush=True))
-    for line in said:
-        print(line)
-    return status
+    if len(args.case) > 1 and "-k" in base.pytest_args:
+        parser.error("-k after -- selects one case: name one case, or several without -k")
+    worst = 0
+    for case in dict.fromkeys(args.case):
+        store = arguments.open_store(args, layout.history, parser, create=False)
+        try:
+            series = store_series.chosen(store, case, args.machine)
+            before = answers.answered(store.bisects(case))
+            points = detect.detect(series, figures, layout.results / "cache")
+        except (StorageError, OtavaUnavailable) as error:
+            parser.exit(2, f"{parser.prog}: {error}\n")
+        finally:
+            store.close()
+        print(f"{case}: {len(points)} change points, {sum(p.worse for p in points)} worse",
+              flush=True)
+        asked = base if "-k" in base.pytest_args else replace(  # the steps follow this case
+            base, pytest_args=("-k", case, *base.pytest_args))
+        status, said = answers.answer(points, asked, args.package, layout,
+                                      lambda line: print(line, flush=True), before)
+        for line in said:
+            print(line)
+        worst = max(worst, status)
+    return worst

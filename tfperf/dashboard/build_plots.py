@@ -1,6 +1,8 @@
 """A case's series across TensorFlow builds on its page (Bokeh): each gated figure against the
 builds it ran, in build order on the x axis (tfperf.storage.build_series), one colour per kind
-of machine and configuration, each run a dot and each build's median joined by a line."""
+of machine and configuration, each run a dot and each build's median joined by a line; a change
+point that `tfperf-bisect changes` answered is marked at the first build after it, with what its
+A/B said (tfperf.dashboard.change_marks)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
+from tfperf.dashboard.change_marks import CONFIRMED_COLOUR, NOT_CONFIRMED_COLOUR, Mark
 from tfperf.dashboard.plots import SHOWN, Shown
 from tfperf.dashboard.site_data import Point
 from tfperf.storage import build_series
@@ -33,9 +36,10 @@ def series_of(case_id: str, points: Sequence[Point]) -> list[Series]:
     return [s for s in build_series.of_rows(rows) if len(s.builds) > 1]
 
 
-def builds_plot(case_id: str, points: Sequence[Point]) -> Any | None:
-    """One plot per figure the series have, the builds on a shared x axis; None where no
-    series of the case spans two builds."""
+def builds_plot(case_id: str, points: Sequence[Point], marks: Sequence[Mark] = ()
+                ) -> Any | None:
+    """One plot per figure the series have, the builds on a shared x axis, with the change
+    points' marks; None where no series of the case spans two builds."""
     found = series_of(case_id, points)
     if not found:
         return None
@@ -63,7 +67,26 @@ def builds_plot(case_id: str, points: Sequence[Point]) -> Any | None:
             plot.line(source=ColumnDataSource({"x": [x for x, _ in medians],
                                                "y": [y for _, y in medians]}),
                       x="x", y="y", color=colour, line_width=2, legend_label=legend)
+        _mark(plot, name, scale, found, [m for m in marks if m.figure == name])
         plot.legend.label_text_font_size = "7pt"
         plot.legend.location = "bottom_left"
         plots.append(plot)
     return column(*plots, sizing_mode="stretch_width")
+
+
+def _mark(plot: Any, name: str, scale: float, found: Sequence[Series],
+          marks: Sequence[Mark]) -> None:
+    """Each change point at its first build after the change, at that build's median in the
+    series of its machine kind, labelled with what its A/B said."""
+    for mark in marks:
+        level = next((b.median(name) for s in found for b in s.builds
+                      if b.label == mark.after and s.machine_kind == mark.machine_kind
+                      and b.median(name) is not None), None)
+        if level is None:  # the build is no longer in the series (pruned, another kind)
+            continue
+        colour = CONFIRMED_COLOUR if mark.confirmed else NOT_CONFIRMED_COLOUR
+        plot.scatter(x=[mark.after], y=[level * scale], marker="inverted_triangle", size=16,
+                     color=colour, legend_label="change point, confirmed" if mark.confirmed
+                     else "change point, not confirmed")
+        plot.text(x=[mark.after], y=[level * scale], text=[mark.said], text_color=colour,
+                  text_font_size="8pt", x_offset=8, y_offset=-10)

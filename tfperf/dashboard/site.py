@@ -14,6 +14,7 @@ from pathlib import Path
 from tfperf.dashboard import (
     bisect_pages,
     build_plots,
+    change_marks,
     compare_page,
     findings_pages,
     pages,
@@ -60,6 +61,10 @@ class Links:
         if self.ab.get(case):
             said += "<h2>A/B sessions</h2><p>" + ", ".join(
                 f'<a href="../ab/{slug(s)}.html">{escape(s)}</a>' for s in self.ab[case]) + "</p>"
+        found = change_marks.marks(self.bisects.get(case, []))
+        if found:
+            said += ("<h2 id=\"changes\">Change points, answered by A/B</h2>"
+                     + change_marks.rows(found))
         if self.bisects.get(case):
             said += "<h2>Bisections</h2>" + bisect_pages.rows(self.bisects[case], "../")
         return said
@@ -80,7 +85,8 @@ def _write_page(task: tuple[str, str, bool]) -> None:
         points, failures = data.runs.get(name, []), data.failures.get(name, [])
         text = pages.case_page(name, points, failures, plots.case_trends(name, points, failures),
                                links.previous, links.more(name),
-                               build_plots.builds_plot(name, points))
+                               build_plots.builds_plot(
+                                   name, points, change_marks.marks(links.bisects.get(name, []))))
     else:
         cases = data.ab[name]
         text = pages.ab_page(name, cases, plots.ab_session(name, cases) if plotted else None,

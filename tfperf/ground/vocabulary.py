@@ -128,6 +128,13 @@ EACH: Final = "each"
 Followed = Literal["slower", "compile", "first-step", "memory", "host-memory", "numerics",
                    "configuration"]
 FOLLOWS_CONFIGURATION: Final = "configuration"
+# What a build with the finding is, for each finding: "slower since X", "the bad end is not
+# larger in peak device memory than the good end".
+FOLLOWED_WORDS: dict[Followed, str] = {
+    "slower": "slower", "compile": "longer to compile",
+    "first-step": "longer to its first step", "memory": "larger in peak device memory",
+    "host-memory": "larger in peak host memory", "numerics": "different in its numerics",
+    "configuration": "failing as configured"}
 
 # Whether a candidate runs as its case is configured (a bisection of `configuration`).
 ConfigurationStatus = Literal["fails", "runs"]
@@ -137,6 +144,9 @@ RUNS: Final = "runs"
 # A bisection step's verdict as its document keeps it: the followed figure's verdict (speed,
 # a cost, numerics, configuration), or `skipped` where the candidate could not be measured.
 StepVerdict = ABStatus | CostStatus | NumericsStatus | ConfigurationStatus | Literal["skipped"]
+# The step verdicts that say the candidate has the followed finding, and those that say it has not.
+WORSE_VERDICTS: frozenset[StepVerdict] = frozenset({SLOWER, HIGHER, DIFFER, FAILS})
+NOT_WORSE_VERDICTS: frozenset[StepVerdict] = frozenset({SAME, FASTER, LOWER, RUNS})
 
 # What the store's findings are (tfperf.storage.findings).
 FindingKind = Literal["regression", "failure", "ab-slower", "culprit"]

@@ -16,7 +16,7 @@ import datetime
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -26,6 +26,7 @@ from tfperf.ground.vocabulary import (
     CULPRIT,
     FAILURE,
     FINDING_KINDS,
+    FOLLOWED_WORDS,
     OK,
     REGRESSION,
     RUN_VERDICT,
@@ -143,13 +144,28 @@ def _ab_slower(connection: sa.Connection, bisect_ids: set[str]) -> list[Finding]
 
 def _culprits(connection: sa.Connection) -> list[Finding]:
     b = tables.bisects.c
-    return [Finding(f"{CULPRIT}:{machine}:{case}:{id_}", CULPRIT, case, machine, when,
-                    f"{case} slower since {culprit} on {machine}",
-                    f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})",
-                    origin=id_, last=when)
-            for id_, when, machine, case, kind, outcome, culprit, last_good in connection.execute(
-                sa.select(b.id, b.when, b.machine_key, b.case_id, b.kind, b.outcome, b.culprit,
-                          b.last_good).where(b.culprit.is_not(None)))]
+    return [_culprit(*row) for row in connection.execute(
+        sa.select(b.id, b.when, b.machine_key, b.case_id, b.kind, b.outcome, b.culprit,
+                  b.last_good, b.document).where(b.culprit.is_not(None)))]
+
+
+def _culprit(id_: str, when: datetime.datetime, machine: str, case: str, kind: str,
+             outcome: str, culprit: str, last_good: str | None, document: dict[str, Any]
+             ) -> Finding:
+    """A bisection's culprit, in the words of the finding it followed; one that answered a
+    change point of the case's series says which, and what its confirmation measured."""
+    worse = FOLLOWED_WORDS.get(document.get("followed", "slower"), FOLLOWED_WORDS["slower"])
+    detail = f"last good: {last_good or 'unknown'}; bisection {id_} ({kind}, {outcome})"
+    point, steps = document.get("change_point"), document.get("steps") or [{}]
+    if point:
+        detail += f"; change point: {point.get('described', '')}"
+    if steps[0].get("ratio") is not None:
+        confirm = steps[0]
+        detail += (f"; confirmed by A/B: B/A {confirm['ratio']:.3f} [{confirm['low']:.3f}, "
+                   f"{confirm['high']:.3f}]")
+    return Finding(f"{CULPRIT}:{machine}:{case}:{id_}", CULPRIT, case, machine, when,
+                   f"{case} {worse} since {culprit} on {machine}", detail, origin=id_,
+                   last=when)
 
 
 def read(engine: sa.Engine, since: datetime.datetime | None = None,

@@ -33,6 +33,9 @@ def test_two_nightlies_are_bisected_over_the_nightlies_of_the_days_between() -> 
                                 good="tf-nightly==2.22.0.dev20260529",
                                 bad="tf-nightly==2.22.0.dev20260616")
     assert (asked.followed, asked.floor, asked.pytest_args) == ("memory", 0.10, ("-k", "case"))
+    # A GPU runner's release package names the nightly with the same extras.
+    assert changes.request(point, BASE, "tensorflow[and-cuda]").range.good == \
+        "tf-nightly[and-cuda]==2.22.0.dev20260529"
     # Its report keeps the change point, for the dashboard's mark on the series' plot.
     assert asked.change_point is not None and (asked.change_point["figure"],
                                                asked.change_point["after"]) == (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfperf.bisect.scheduled import choose
+from tfperf.bisect.scheduled import choose, newest_nightly
 from tfperf.commands import tfperf_candidate
 
 RELEASES = ["2.20.0", "2.21.0", "2.22.0rc0", "2.22.0rc1"]
@@ -29,6 +29,15 @@ def test_otherwise_the_newest_nightly_by_its_date_and_never_a_release_candidate(
                            "nightly (2026-11-26); no release is newer than the pinned 2.21.0")
     cpu = choose("2.21.0", RELEASES, NIGHTLIES, "tensorflow-cpu", "tf-nightly-cpu")
     assert cpu.spec == "tf-nightly-cpu==2.22.0.dev20261126"
+
+
+def test_a_night_that_follows_tf_nightly_takes_the_newest_nightly_whatever_the_releases(
+        ) -> None:
+    followed = newest_nightly(NIGHTLIES)
+    assert (followed.spec, followed.line) == ("tf-nightly[and-cuda]==2.22.0.dev20261126",
+                                              "the newest nightly (2026-11-26)")
+    assert newest_nightly(["2.21.0", "oops"], "tf-nightly").line == \
+        "no nightly: the index has no dated tf-nightly"
 
 
 def test_no_newer_release_and_no_nightly_is_no_candidate_said_in_one_line() -> None:

@@ -12,13 +12,13 @@ import pytest
 from tests.helpers.workflow_policy import load, triggers, violations
 
 
-@pytest.mark.parametrize("name", ["pr.yml", "nightly.yml", "refresh.yml"])
+@pytest.mark.parametrize("name", ["pr.yml", "nightly.yml", "refresh.yml", "follow-nightly.yml"])
 def test_each_workflow_keeps_the_security_rules(name: str) -> None:
     assert violations(name, load(name)) == []
 
 
 def test_gpu_jobs_run_only_on_schedule_or_by_hand() -> None:
-    for name in ("nightly.yml", "refresh.yml"):
+    for name in ("nightly.yml", "refresh.yml", "follow-nightly.yml"):
         assert triggers(load(name)) <= {"schedule", "workflow_dispatch"}, name
     assert "self-hosted" not in repr(load("pr.yml"))
 
@@ -77,7 +77,7 @@ def _self_hosted(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_gpu_workflow_shares_one_concurrency_group_and_keeps_its_environments() -> None:
-    for name in ("nightly.yml", "refresh.yml"):
+    for name in ("nightly.yml", "refresh.yml", "follow-nightly.yml"):
         workflow = load(name)
         assert workflow["concurrency"] == {"group": "gpu-runners", "cancel-in-progress": False}
         for job in _self_hosted(workflow):

@@ -14,7 +14,8 @@ from tests.helpers.workflow_policy import WORKFLOWS, load
 
 
 def test_the_workflows_exist_and_pass_actionlint() -> None:
-    assert {p.name for p in WORKFLOWS.glob("*.yml")} == {"pr.yml", "nightly.yml", "refresh.yml"}
+    assert {p.name for p in WORKFLOWS.glob("*.yml")} == {"pr.yml", "nightly.yml", "refresh.yml",
+                                                         "follow-nightly.yml"}
     beside = Path(sys.executable).parent / "actionlint"  # the venv's, when it is not on PATH
     actionlint = str(beside) if beside.exists() else shutil.which("actionlint")
     assert actionlint, "actionlint is a pinned dev dependency: install with ./run test"
@@ -124,8 +125,8 @@ def test_the_history_token_never_reaches_git_s_command_line(tmp_path: Path) -> N
     assert "http.extraheader" in (tmp_path / "config.log").read_text().splitlines()
 
 
-def _step_script(job: str, name: str) -> str:
-    (script,) = [s["run"] for s in load("nightly.yml")["jobs"][job]["steps"]
+def _step_script(job: str, name: str, workflow: str = "nightly.yml") -> str:
+    (script,) = [s["run"] for s in load(workflow)["jobs"][job]["steps"]
                  if s.get("name") == name]
     return str(script)
 
@@ -178,3 +179,53 @@ def test_a_bisect_job_whose_candidate_kept_nothing_says_so_and_passes(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no A/B session file from the candidate job: nothing to bisect"
     assert not (runner / "run.log").exists()
+
+
+def test_a_night_that_follows_tf_nightly_runs_it_ungated_and_answers_the_cases_it_ran(
+        tmp_path: Path) -> None:
+    """Tonight's newest nightly runs the selection ungated (./run a fake: the session needs the
+    GPUs); then every case tonight's session files hold is handed to `tfperf-bisect changes`
+    (a fake that records its arguments: the command itself is tested in
+    tests/fast/test_bisect_changes.py), and only tonight's reports go to the issue job."""
+    runner = _runner(tmp_path, "")
+    candidate = runner / ".venv" / "bin" / "tfperf-candidate"
+    candidate.write_text("#!/usr/bin/env bash\necho \"$*\" >> candidate.log\n"
+                         "echo 'tf-nightly[and-cuda]==2.22.0.dev20261126'\n")
+    bisect = runner / ".venv" / "bin" / "tfperf-bisect"
+    bisect.write_text("#!/usr/bin/env bash\necho \"$*\" >> bisect.log\n")
+    bisect.chmod(0o755)
+    (runner / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (runner / ".github").symlink_to(WORKFLOWS.parent)
+    changes = SCRIPTS / "follow-changes.sh"
+    said = subprocess.run([str(changes)], cwd=runner, capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0 and said.stdout.strip() == \
+        "no follow session tonight: no change point to answer", said.stderr
+    old = runner / ".perf-results" / "reports" / "bisect" / "bisect-old"
+    old.mkdir(parents=True)
+    (old / "bisect.json").write_text("{}")
+    os.utime(old / "bisect.json", (0, 0))
+    script = _step_script("follow", "The nightly selection on tonight's tf-nightly",
+                          "follow-nightly.yml")
+    done = _bash(script, runner, NIGHTLY="", SELECTION="")
+    assert done.returncode == 0, done.stderr
+    assert (runner / "candidate.log").read_text().strip() == "--nightly"
+    assert (runner / "run.log").read_text().splitlines()[-1] == (
+        "perf --perf-tier=nightly --perf-budget=3h -m gpu --perf-gate=off "
+        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 "
+        "--benchmark-json=.perf-results/follow.json -k test_training")
+    os.utime(runner / ".perf-results" / "follow-started", (1, 1))  # tonight began before these
+    results = runner / ".perf-results" / "history" / "results"
+    results.mkdir(parents=True)
+    (results / "20261208T020000Z-1.json").write_text(
+        '{"runs": [{"case_id": "b-case"}, {"case_id": "a-case"}, {"case_id": "b-case"}]}')
+    new = runner / ".perf-results" / "reports" / "bisect" / "bisect-new"
+    new.mkdir()
+    (new / "bisect.json").write_text("{}")
+    answered = subprocess.run([str(changes)], cwd=runner, capture_output=True, text=True,
+                              timeout=60)
+    assert answered.returncode == 0, answered.stderr
+    assert (runner / "bisect.log").read_text().strip() == (
+        "changes a-case b-case --package tensorflow[and-cuda] --budget 2h -- "
+        "--perf-tier=nightly -m gpu")
+    assert [p.name for p in (runner / ".perf-results" / "follow-reports").iterdir()] == \
+        ["bisect-new"]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from packaging.requirements import Requirement
 from packaging.version import Version
 
 from tfperf.bisect import bisection
@@ -38,6 +39,13 @@ class NotBisectable(ValueError):
     """A change point whose builds cannot be named on the package index: one line."""
 
 
+def _nightly(release_package: str) -> str:
+    """The nightly of a release package, with its extras: tensorflow[and-cuda]'s is
+    tf-nightly[and-cuda] (a GPU runner's), tensorflow-cpu's tf-nightly."""
+    extras = sorted(Requirement(release_package).extras)
+    return "tf-nightly" + (f"[{','.join(extras)}]" if extras else "")
+
+
 def _spec(package: str, version: str) -> str:
     return f"{package}=={Version(version)}"
 
@@ -55,11 +63,13 @@ def candidates(point: ChangePoint, tensorflow_package: str) -> Range:
         if not build.tensorflow:
             raise NotBisectable(f"the build {build.label} has no TensorFlow version to install")
     if before.tensorflow != after.tensorflow:
-        return _range("tf-nightly", tensorflow_package, before.tensorflow, after.tensorflow)
+        return _range(_nightly(tensorflow_package), tensorflow_package, before.tensorflow,
+                      after.tensorflow)
     if not (before.keras and after.keras):
         raise NotBisectable(f"{before.label} and {after.label} differ in their commit alone: "
                             "no package index names them; bisect their commits")
-    tensorflow = _spec("tf-nightly" if _date(before.tensorflow) else tensorflow_package,
+    tensorflow = _spec(_nightly(tensorflow_package) if _date(before.tensorflow)
+                       else tensorflow_package,
                        before.tensorflow)
     return _range("keras-nightly", "keras", before.keras, after.keras, beside=tensorflow)
 

@@ -44,12 +44,20 @@ def choose(pinned: str, releases: Sequence[str], nightlies: Sequence[str],
         return Choice(f"{release_package}=={newest}",
                       f"candidate: {release_package}=={newest}, the newest release, newer than "
                       f"the pinned {base}")
-    dated = [(day, v) for v in _versions(nightlies) if (day := nightly_date(str(v))) is not None]
-    if dated:
-        day, newest = max(dated)
-        return Choice(f"{nightly_package}=={newest}",
-                      f"candidate: {nightly_package}=={newest}, the newest nightly ({day}); no "
-                      f"release is newer than the pinned {base}")
+    found = newest_nightly(nightlies, nightly_package)
+    if found.spec is not None:
+        return Choice(found.spec, f"candidate: {found.spec}, {found.line}; no release is newer "
+                                  f"than the pinned {base}")
     return Choice(None, f"no candidate: no release of {Requirement(release_package).name} is "
                         f"newer than the pinned {base}, and the index has no "
                         f"{Requirement(nightly_package).name}: no A/B tonight")
+
+
+def newest_nightly(nightlies: Sequence[str], nightly_package: str = NIGHTLY_PACKAGE) -> Choice:
+    """Tonight's nightly: the newest the index lists, by the date its version carries (the
+    build a night that follows tf-nightly runs, whatever the releases)."""
+    dated = [(day, v) for v in _versions(nightlies) if (day := nightly_date(str(v))) is not None]
+    if not dated:
+        return Choice(None, f"no nightly: the index has no dated {Requirement(nightly_package).name}")
+    day, newest = max(dated)
+    return Choice(f"{nightly_package}=={newest}", f"the newest nightly ({day})")

@@ -1,11 +1,13 @@
 """Name the TensorFlow a scheduled night compares with the pinned one.
 
     tfperf-candidate [--pinned VERSION] [--release-package REQ] [--nightly-package REQ]
+    tfperf-candidate --nightly [--nightly-package REQ]
 
 Prints the requirement to install as side B on stdout: the newest release when it is newer than
 the pinned TensorFlow, else the newest nightly (tfperf.bisect.scheduled); prints nothing when
-there is none. One line on stderr says which and why. Exit 0 either way; 2: bad input or a
-package index that cannot be read.
+there is none. With --nightly, the newest nightly whatever the releases: the build a night that
+follows tf-nightly runs (follow-nightly.yml). One line on stderr says which and why. Exit 0
+either way; 2: bad input or a package index that cannot be read.
 """
 
 from __future__ import annotations
@@ -51,12 +53,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--nightly-package", type=_package("--nightly-package"),
                         default=scheduled.NIGHTLY_PACKAGE,
                         help=f"what a nightly is installed as (default: {scheduled.NIGHTLY_PACKAGE})")
+    parser.add_argument("--nightly", action="store_true",
+                        help="name the newest nightly, whatever the releases")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.nightly:
+        try:
+            nightlies = candidates.index_versions(Requirement(args.nightly_package).name)
+        except candidates.BadRange as error:
+            print(f"tfperf-candidate: {error}", file=sys.stderr)
+            return 2
+        choice = scheduled.newest_nightly(nightlies, args.nightly_package)
+        said = f"following {choice.spec}, {choice.line}" if choice.spec else choice.line
+        print(said, file=sys.stderr)
+        if choice.spec is not None:
+            print(choice.spec)
+        return 0
     pinned = args.pinned or _installed()
     if pinned is None:
         parser.error(f"--pinned: no TensorFlow is installed here "

@@ -119,31 +119,34 @@ def test_a_bisection_follows_peak_memory_or_a_build_that_fails_as_configured(
     (peak memory, at the memory floor of 10%), and the one that compiled the loss with XLA in a
     case named xla_off (each step a run of the candidate: it fails as configured or it runs)."""
     project = bisect_repo.make_project(tmp_path / "project")
+    # Three commits, the last the culprit: a step that finds no change (1 against 0) and the
+    # confirmation, the two kinds of step a bisection takes (each a real A/B of 16 pairs).
     memory = bisect_repo.make_repository(tmp_path / "memory", History(
-        5, ballast={3: 64}, base_blocks=2))
-    done = _bisect(project, "commits", "../memory", "HEAD~4..HEAD", "--finding", "memory",
+        3, ballast={2: 64}, base_blocks=2))
+    done = _bisect(project, "commits", "../memory", "HEAD~2..HEAD", "--finding", "memory",
                    "--pairs", "16:16", "--confirm-pairs", "16", "--", *RUN)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"culprit: {memory[3][:12]} add 64 MiB of ballast" in done.stdout, done.stdout
+    assert f"culprit: {memory[2][:12]} add 64 MiB of ballast" in done.stdout, done.stdout
     assert "when it raises its peak device memory by at least twice" in done.stdout
     (folder,) = (project / ".perf-results" / "reports" / "bisect").iterdir()
     doc = json.loads((folder / "bisect.json").read_text())
-    assert doc["followed"] == "memory" and doc["culprit"] == 3
+    assert doc["followed"] == "memory" and doc["culprit"] == 2
     verdicts = [(s["candidate"], s["against"], s["verdict"]) for s in doc["steps"]]
-    assert verdicts[0] == (4, 0, "higher") and verdicts[-1][2] == "higher", verdicts
+    assert verdicts[0] == (2, 0, "higher") and verdicts[-1][:2] == (1, 0), verdicts
+    assert verdicts[-1][2] in ("same", "lower"), verdicts
     assert doc["steps"][0]["low"] > 1.1  # B/A of the peak memory, not of speed
 
     compiled = bisect_repo.make_repository(tmp_path / "compiled", History(
-        5, compiled_from=3, base_blocks=2))
-    done = _bisect(project, "commits", "../compiled", "HEAD~4..HEAD", "--finding",
+        3, compiled_from=2, base_blocks=2))
+    done = _bisect(project, "commits", "../compiled", "HEAD~2..HEAD", "--finding",
                    "configuration", "--pairs", "16:16", "--", *RUN)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"culprit: {compiled[3][:12]} compile the loss with XLA" in done.stdout, done.stdout
+    assert f"culprit: {compiled[2][:12]} compile the loss with XLA" in done.stdout, done.stdout
     assert "fails: " in done.stdout and "xla=off, yet XLA executed" in done.stdout
     doc = json.loads(max((project / ".perf-results" / "reports" / "bisect").glob(
         "*/bisect.json"), key=lambda p: p.stat().st_mtime).read_text())
     steps = [(s["candidate"], s["against"], s["verdict"]) for s in doc["steps"]]
-    assert steps == [(4, 0, "fails"), (2, 0, "runs"), (3, 2, "fails")], steps
+    assert steps == [(2, 0, "fails"), (1, 0, "runs")], steps
 
 
 def test_an_end_that_cannot_be_measured_stops_with_one_line(
@@ -319,3 +322,8 @@ def test_a_scheduled_night_s_candidate_is_read_from_the_real_index() -> None:
     assert newest.returncode == 0, newest.stderr
     assert newest.stdout.startswith("tf-nightly==") and ".dev" in newest.stdout
     assert newest.stderr.startswith(f"candidate: {newest.stdout.strip()}, the newest nightly (")
+    followed = subprocess.run([sys.executable, "-m", "tfperf.commands.tfperf_candidate",
+                               "--nightly", "--nightly-package", "tf-nightly"],
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert followed.returncode == 0 and followed.stdout == newest.stdout, followed.stderr
+    assert followed.stderr.startswith(f"following {newest.stdout.strip()}, the newest nightly (")

@@ -87,3 +87,20 @@ def test_a_change_point_a_kept_bisection_answered_is_not_bisected_again() -> Non
                                   asked.append, before)
     assert (status, asked) == (0, [])  # nothing run, nothing bisected
     assert said == [f"answered before: {point.describe()}: bisection bis1"]
+
+
+def test_a_change_point_s_range_reaches_three_builds_beyond_it_over_builds_of_its_kind(
+        ) -> None:
+    # A nightly series whose detector placed the change between 06-04 and 06-05: the
+    # bisection searches 06-01 to 06-08 (Otava places a caught step within 3 builds of it),
+    # and never across the release before the nightlies.
+    builds = [BuildPoint("2.21.0", "", "", WHEN)] + [
+        BuildPoint(f"2.22.0-dev202606{day:02d}", "", "", WHEN) for day in range(1, 10)]
+    series = Series("case", "kind", "key", tuple(builds))
+    point = ChangePoint(BY_NAME["examples_per_sec"], series, builds[4], builds[5], -0.03, 1e-6)
+    assert changes.request(point, BASE, "tensorflow-cpu", margin=3).range.span == \
+        "2026-06-01..2026-06-08"
+    assert changes.request(point, BASE, "tensorflow-cpu").range.span == "2026-06-04..2026-06-05"
+    early = ChangePoint(BY_NAME["examples_per_sec"], series, builds[1], builds[2], -0.03, 1e-6)
+    assert changes.request(early, BASE, "tensorflow-cpu", margin=3).range.good == \
+        "tf-nightly==2.22.0.dev20260601"  # not 2.21.0: a release and a nightly cannot be halved

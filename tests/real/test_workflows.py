@@ -206,13 +206,15 @@ def test_a_night_that_follows_tf_nightly_runs_it_ungated_and_answers_the_cases_i
     os.utime(old / "bisect.json", (0, 0))
     script = _step_script("follow", "The nightly selection on tonight's tf-nightly",
                           "follow-nightly.yml")
-    done = _bash(script, runner, NIGHTLY="", SELECTION="")
+    done = _bash(script, runner, NIGHTLY="", SELECTION="", RUNS="3")
     assert done.returncode == 0, done.stderr
     assert (runner / "candidate.log").read_text().strip() == "--nightly"
-    assert (runner / "run.log").read_text().splitlines()[-1] == (
-        "perf --perf-tier=nightly --perf-budget=3h -m gpu --perf-gate=off "
-        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 "
-        "--benchmark-json=.perf-results/follow.json -k test_training")
+    assert (runner / "run.log").read_text().splitlines()[-3:] == [  # three runs share 3 hours
+        "perf --perf-tier=nightly --perf-budget=60m -m gpu --perf-gate=off "
+        "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 -k test_training "
+        f"--benchmark-json=.perf-results/follow-{run}.json" for run in (1, 2, 3)]
+    bad = _bash(script, runner, NIGHTLY="", SELECTION="", RUNS="many")
+    assert bad.returncode == 2 and bad.stderr.strip() == "runs: 'many' is not 1-9"
     os.utime(runner / ".perf-results" / "follow-started", (1, 1))  # tonight began before these
     results = runner / ".perf-results" / "history" / "results"
     results.mkdir(parents=True)

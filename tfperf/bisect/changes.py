@@ -28,6 +28,7 @@ from tfperf.changes.detect import ChangePoint
 from tfperf.ground.project import Project
 from tfperf.ground.vocabulary import Followed
 from tfperf.options.ab_settings import ABSettings
+from tfperf.storage.build_series import BuildPoint
 from tfperf.storage.results_store import BisectRow
 
 FINDING_OF: dict[str, Followed] = {"examples_per_sec": "slower", "peak_memory_bytes": "memory",
@@ -56,9 +57,33 @@ def _date(version: str) -> str | None:
         if found else None
 
 
-def candidates(point: ChangePoint, tensorflow_package: str) -> Range:
-    """The builds between the change point's two sides, as a bisection's range."""
-    before, after = point.before, point.after
+def ends(point: ChangePoint, margin: int) -> tuple[BuildPoint, BuildPoint]:
+    """The builds the bisection searches between: `margin` builds of the series beyond the
+    change point on either side, over builds of the same kind (nightlies, or releases, and
+    with a Keras of their own or not), so that a step the detector placed a few builds off is
+    still inside. Otava places a caught step within 3 builds of it
+    (benchmarks/results/change_points.md); the A/B then places it exactly."""
+    builds = list(point.series.builds)
+    if point.before not in builds or point.after not in builds:
+        return point.before, point.after
+
+    def alike(build: BuildPoint, like: BuildPoint) -> bool:
+        return bool(build.tensorflow) and (_date(build.tensorflow) is None) == (
+            _date(like.tensorflow) is None) and bool(build.keras) == bool(like.keras)
+
+    low, high = builds.index(point.before), builds.index(point.after)
+    for _ in range(margin):
+        if low > 0 and alike(builds[low - 1], point.before):
+            low -= 1
+        if high < len(builds) - 1 and alike(builds[high + 1], point.after):
+            high += 1
+    return builds[low], builds[high]
+
+
+def candidates(point: ChangePoint, tensorflow_package: str, margin: int = 0) -> Range:
+    """The builds between the change point's two sides (widened by `margin` builds of the
+    series on either side: ends()), as a bisection's range."""
+    before, after = ends(point, margin)
     for build in (before, after):
         if not build.tensorflow:
             raise NotBisectable(f"the build {build.label} has no TensorFlow version to install")
@@ -91,12 +116,13 @@ def _range(nightly: str, released: str, low: str, high: str, beside: str | None 
     return Range("specs", specs=tuple(ends))
 
 
-def request(point: ChangePoint, base: Request, tensorflow_package: str) -> Request:
+def request(point: ChangePoint, base: Request, tensorflow_package: str, margin: int = 0
+            ) -> Request:
     """The bisection that answers the change point, with `base`'s pytest arguments and
     settings, following its figure's finding at that finding's default floor."""
     finding = FINDING_OF[point.figure.name]
     floor = base.floor if finding == base.followed else floor_of(finding, ABSettings())
-    return replace(base, range=candidates(point, tensorflow_package), followed=finding,
+    return replace(base, range=candidates(point, tensorflow_package, margin), followed=finding,
                    floor=floor, change_point=point.document())
 
 
@@ -115,7 +141,7 @@ def answered(bisects: Iterable[BisectRow]) -> dict[tuple[str, str, str, str], st
 
 def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str,
            layout: Project, say: Callable[[str], None],
-           before: Mapping[tuple[str, str, str, str], str] | None = None
+           before: Mapping[tuple[str, str, str, str], str] | None = None, margin: int = 0
            ) -> tuple[int, list[str]]:
     """Bisect each worse change point (a better one is not a finding) that no bisection
     answered `before`; the exit status (0: every one answered, 1: one not bisectable) and a
@@ -129,7 +155,7 @@ def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str
             continue
         say(f"change point: {point.describe()}")
         try:
-            asked = request(point, base, tensorflow_package)
+            asked = request(point, base, tensorflow_package, margin)
             _, doc = bisection.answered(asked, layout, say)
         except bisection.Stopped as stop:
             said.append(f"not confirmed: {point.describe()}: {stop}")

@@ -28,9 +28,21 @@ def add(kinds: argparse._SubParsersAction, parents: list[argparse.ArgumentParser
     changes.add_argument("--machine", metavar="KIND", help="one kind of machine (default: all)")
     changes.add_argument("--figure", action="append", default=[], metavar="NAME",
                          help=f"a figure, again for more (default: {', '.join(detect.BY_NAME)})")
+    changes.add_argument("--margin", type=arguments.typed("--margin", _margin), default=3,
+                         metavar="BUILDS",
+                         help="builds of the series either side of a change point that the "
+                              "bisection searches too (default: %(default)s, where Otava "
+                              "places a caught step on nightly series; 0 on a sparse one)")
     changes.add_argument("--package", default="tensorflow-cpu",
                          help="the package a release is installed from (default: "
                               "%(default)s; tensorflow on a GPU runner)")
+
+
+def _margin(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 30:
+        raise ValueError(f"{value} is not 0-30")
+    return value
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser, layout: Project,
@@ -57,7 +69,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser, layout: Proje
         asked = base if "-k" in base.pytest_args else replace(  # the steps follow this case
             base, pytest_args=("-k", case, *base.pytest_args))
         status, said = answers.answer(points, asked, args.package, layout,
-                                      lambda line: print(line, flush=True), before)
+                                      lambda line: print(line, flush=True), before,
+                                      args.margin)
         for line in said:
             print(line)
         worst = max(worst, status)

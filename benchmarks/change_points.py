@@ -30,6 +30,7 @@ percentile; 1: the step's own night), and placed at the exact build (Clopper-Pea
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -52,15 +53,20 @@ BUILDS, FIRST, NEAR, LATE = 365, 30, 3, 30
 STEPS = (0.0, 0.02, 0.03, 0.05, 0.10)
 
 
-def series(draw: np.random.Generator, cv: float, runs: int, step: float) -> dict[str, Any]:
-    """One labelled case-year: each build's median of `runs` runs, and where its step is."""
+def series(draw: np.random.Generator, cv: float, runs: int, step: float,
+           host_sd: float = 0.005, pool: np.ndarray | None = None) -> dict[str, Any]:
+    """One labelled case-year: each build's median of `runs` runs, and where its step is; a
+    run's noise drawn from `pool` (real runs' log deviations) where given, else lognormal at
+    `cv` with 1 run in 100 1.5x slower."""
     host = np.cumsum(draw.random(BUILDS) < 1 / 60)
-    levels = draw.normal(0.0, 0.005, host.max() + 1)[host]
+    levels = draw.normal(0.0, host_sd, host.max() + 1)[host]
     drift = np.cumsum(draw.normal(0.0, 0.01 / np.sqrt(BUILDS), BUILDS))
     at = int(draw.integers(120, 301)) if step else None
     level = np.exp(levels + drift) * np.where(np.arange(BUILDS) >= (at or BUILDS), 1 - step, 1)
-    values = 1000.0 * level * _medians(draw, cv, runs)
-    return {"cv": cv, "runs": runs, "step": step, "at": at,
+    noise = (_medians(draw, cv, runs) if pool is None else
+             np.median(np.exp(draw.choice(pool, (BUILDS, runs))), axis=1))
+    values = 1000.0 * level * noise
+    return {"cv": cv, "runs": runs, "step": step, "at": at, "host_sd": host_sd,
             "levels": [round(float(v), 3) for v in 1000.0 * level],
             "values": [round(float(v), 3) for v in values]}
 
@@ -74,10 +80,33 @@ def _medians(draw: np.random.Generator, cv: float, runs: int, builds: int = BUIL
     return found
 
 
+def real_noise(files: list[Path]) -> np.ndarray:
+    """Real runs' noise: each kept session's examples/s as a log deviation from its case's
+    median on its host (benchmarks/data/gate_spreads/: sessions of each smoke case, run
+    after run, nothing changed between them)."""
+    by_case: dict[tuple[str, str], list[float]] = {}
+    for row in records.rows(files):
+        by_case.setdefault((row["machine_key"], row["case_id"]), []).append(
+            float(row["examples_per_sec"]))
+    found: np.ndarray = np.concatenate([np.log(np.array(v) / np.median(v))
+                                        for v in by_case.values() if len(v) >= 10])
+    return found
+
+
+@functools.cache
+def _pool(files: tuple[str, ...]) -> np.ndarray:
+    return real_noise([ROOT / f for f in files])
+
+
 def corpus(args: argparse.Namespace) -> int:
     draw, key = np.random.default_rng(args.seed), detect().key()
-    lines = [dict(id=f"cv{args.cv}-r{runs}-s{step}-{n}", seed=args.seed, machine_key=key,
-                  **series(draw, args.cv, runs, step))
+    pool = real_noise(args.real) if args.real else None
+    cv = args.cv if pool is None else round(float(1.4826 * np.median(np.abs(pool))), 4)
+    name = f"cv{cv}" if pool is None else f"real{cv}"
+    lines = [dict(id=f"{name}-h{args.host_sd}-r{runs}-s{step}-{n}", seed=args.seed,
+                  machine_key=key,
+                  real=[str(f.resolve().relative_to(ROOT)) for f in args.real or []],
+                  **series(draw, cv, runs, step, args.host_sd, pool))
              for runs in args.runs for step in STEPS for n in range(args.series)]
     args.out = args.out or DATA / f"corpus.{key}.jsonl.gz"
     if args.out.exists():
@@ -93,9 +122,10 @@ def gate_alarms(line: dict[str, Any], floor: float, confirmed: bool) -> list[lis
     draw seeded by the series) is flagged too, as the gate confirms a flag before it fails."""
     settings, found = GateSettings(), []
     values = line["values"]
-    again = np.array(line["levels"]) * _medians(
-        np.random.default_rng([line["seed"], zlib.crc32(line["id"].encode())]), line["cv"],
-        line["runs"])
+    rng = np.random.default_rng([line["seed"], zlib.crc32(line["id"].encode())])
+    again = np.array(line["levels"]) * (
+        np.median(np.exp(rng.choice(_pool(tuple(line["real"])), (BUILDS, line["runs"]))),
+                  axis=1) if line.get("real") else _medians(rng, line["cv"], line["runs"]))
     for night in range(FIRST, len(values) + 1):
         history = values[max(0, night - 1 - settings.history_limit):night - 1]
         flagged = [judge(THROUGHPUT, now, history, settings, floor).status == FLAGGED
@@ -191,7 +221,9 @@ def judge_corpus(args: argparse.Namespace) -> int:
                 if args.out:
                     records.append(args.out, {"detector": detector, "runs": runs, "step": step,
                                               "machine_key": detect().key(),
-                                              "cv": group[0]["cv"], "corpus": str(args.corpus),
+                                              "cv": group[0]["cv"],
+                                              "host_sd": group[0].get("host_sd", 0.005),
+                                              "corpus": str(args.corpus),
                                               "settings": settings[detector], **got})
     return 0
 
@@ -203,6 +235,11 @@ def main() -> int:
     make.add_argument("--series", type=int, default=40, help="series a runs-and-step level")
     make.add_argument("--runs", type=int, nargs="+", default=[1, 3, 5])
     make.add_argument("--cv", type=float, default=0.02, help="run-to-run coefficient of variation")
+    make.add_argument("--real", type=Path, nargs="+",
+                      help="draw each run's noise from these kept sessions' (gate_spreads "
+                           "files) instead of the lognormal; --cv is then their robust SD")
+    make.add_argument("--host-sd", type=float, default=0.005,
+                      help="how far the level moves at a host change (SD, relative)")
     make.add_argument("--seed", type=int, default=78)
     make.add_argument("--out", type=Path, help="default: data/change_points/corpus.<key>.jsonl.gz")
     rate = verbs.add_parser("judge", help="the gate and Otava on the corpus, side by side")

@@ -104,3 +104,31 @@ def test_a_change_point_s_range_reaches_three_builds_beyond_it_over_builds_of_it
     early = ChangePoint(BY_NAME["examples_per_sec"], series, builds[1], builds[2], -0.03, 1e-6)
     assert changes.request(early, BASE, "tensorflow-cpu", margin=3).range.good == \
         "tf-nightly==2.22.0.dev20260601"  # not 2.21.0: a release and a nightly cannot be halved
+
+
+def test_a_point_the_detector_moved_by_a_build_is_still_answered_and_a_failed_answer_is_not(
+        ) -> None:
+    builds = [BuildPoint(f"2.22.0-dev202606{day:02d}", "", "", WHEN) for day in range(1, 10)]
+    series = Series("case", "kind", "key", tuple(builds))
+    yesterday = ChangePoint(BY_NAME["examples_per_sec"], series, builds[3], builds[4], -0.03,
+                            1e-6)
+    today = ChangePoint(BY_NAME["examples_per_sec"], series, builds[4], builds[5], -0.03, 1e-6)
+    kept = BisectRow("bis1", WHEN, "key", "case", "tensorflow", "found", "x", "y",
+                     {"change_point": yesterday.document(), "steps": []})
+    failed = BisectRow("bis2", WHEN, "key", "case", "tensorflow", "end failed", None, None,
+                       {"change_point": today.document(), "steps": []})
+    assert list(changes.answered([failed]).values()) == []  # it measured nothing: ask again
+    status, said = changes.answer([today], BASE, "tensorflow-cpu", None,  # type: ignore[arg-type]
+                                  lambda line: None, changes.answered([kept, failed]), margin=3)
+    assert (status, said) == (0, [f"answered before: {today.describe()}: bisection bis1"])
+
+
+def test_a_keras_step_widens_over_kerases_beside_its_tensorflow_only() -> None:
+    kerases = [("2.21.0", f"3.16.0.dev202606{day:02d}01") for day in range(1, 6)]
+    builds = [BuildPoint("not a version", "", "", WHEN),
+              BuildPoint("2.20.0", "", "3.16.0.dev2026053101", WHEN),
+              *(BuildPoint(tf, "", keras, WHEN) for tf, keras in kerases)]
+    series = Series("case", "kind", "key", tuple(builds))
+    point = ChangePoint(BY_NAME["loss_last"], series, builds[2], builds[3], 0.05, 1e-6)
+    asked = changes.request(point, BASE, "tensorflow-cpu", margin=3)
+    assert (asked.range.package, asked.range.span) == ("keras-nightly", "2026-06-01..2026-06-05")

@@ -15,15 +15,18 @@ from tests.helpers import gate_runs
 from tfperf.bisect import github_issue
 from tfperf.dashboard import change_marks, site, site_data
 from tfperf.storage import findings
+from tfperf.storage.fingerprint import Fingerprint
 from tfperf.storage.results_store import BisectRow
 
 WHEN = datetime.datetime(2026, 12, 7, tzinfo=datetime.UTC)
+# The configuration of the series _store_with_builds keeps (the build left out).
+SERIES = Fingerprint(dict(gate_runs.HARD, tensorflow="2.21.0", tensorflow_git="v2.21.0")).series_key
 
 
 def _bisection(id_: str, figure: str, followed: str, verdict: str, ratio: float,
                culprit: str | None) -> BisectRow:
     """A kept bisection that answered a change point between dev20260105 and 2.22.0rc0."""
-    point = {"figure": figure, "machine_kind": KIND, "series_key": "k", "before":
+    point = {"figure": figure, "machine_kind": KIND, "series_key": SERIES, "before":
              "2.22.0-dev20260105", "after": "2.22.0rc0", "change": ratio - 1, "pvalue": 1e-9,
              "described": f"{figure} moved from 2.22.0-dev20260105 to 2.22.0rc0"}
     steps = [{"role": "confirm", "candidate": 1, "against": 0, "verdict": verdict,

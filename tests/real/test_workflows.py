@@ -183,29 +183,40 @@ def test_a_bisect_job_whose_candidate_kept_nothing_says_so_and_passes(tmp_path: 
 
 def test_a_night_that_follows_tf_nightly_runs_it_ungated_and_answers_the_cases_it_ran(
         tmp_path: Path) -> None:
-    """Tonight's newest nightly runs the selection ungated (./run a fake: the session needs the
-    GPUs); then every case tonight's session files hold is handed to `tfperf-bisect changes`
-    (a fake that records its arguments: the command itself is tested in
-    tests/fast/test_bisect_changes.py), and only tonight's reports go to the issue job."""
+    """Tonight's newest nightly runs the selection ungated, three times (./run a fake: the
+    session needs the GPUs); then every case tonight's session files hold is handed to
+    `tfperf-bisect changes`, a case at a time (a fake that records its arguments and writes a
+    report for one case: the command itself is tested in tests/fast/test_bisect_changes.py).
+    Only tonight's reports go to the issue job, and no marker outlives its night."""
     runner = _runner(tmp_path, "")
     candidate = runner / ".venv" / "bin" / "tfperf-candidate"
     candidate.write_text("#!/usr/bin/env bash\necho \"$*\" >> candidate.log\n"
                          "echo 'tf-nightly[and-cuda]==2.22.0.dev20261126'\n")
     bisect = runner / ".venv" / "bin" / "tfperf-bisect"
-    bisect.write_text("#!/usr/bin/env bash\necho \"$*\" >> bisect.log\n")
+    bisect.write_text("#!/usr/bin/env bash\necho \"$*\" >> bisect.log\n"
+                      'if [ "$2" = b-case ]; then mkdir -p .perf-results/reports/bisect/new\n'
+                      "  echo {} > .perf-results/reports/bisect/new/bisect.json; fi\n")
     bisect.chmod(0o755)
     (runner / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    (runner / ".github").symlink_to(WORKFLOWS.parent)
     changes = SCRIPTS / "follow-changes.sh"
-    said = subprocess.run([str(changes)], cwd=runner, capture_output=True, text=True, timeout=60)
+    marker = runner / ".perf-results" / "follow-started"
+
+    def answer() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(changes)], cwd=runner, capture_output=True, text=True,
+                              timeout=60)
+
+    said = answer()
     assert said.returncode == 0 and said.stdout.strip() == \
         "no follow session tonight: no change point to answer", said.stderr
-    old = runner / ".perf-results" / "reports" / "bisect" / "bisect-old"
+    script = _step_script("follow", "The nightly selection on tonight's tf-nightly",
+                          "follow-nightly.yml")
+    bad = _bash(script, runner, NIGHTLY="", SELECTION="", RUNS="many")
+    assert bad.returncode == 2 and bad.stderr.strip() == "runs: 'many' is not 1-9"
+    assert not (runner / "candidate.log").exists()  # refused before any work
+    old = runner / ".perf-results" / "reports" / "bisect" / "old"  # an earlier night's
     old.mkdir(parents=True)
     (old / "bisect.json").write_text("{}")
     os.utime(old / "bisect.json", (0, 0))
-    script = _step_script("follow", "The nightly selection on tonight's tf-nightly",
-                          "follow-nightly.yml")
     done = _bash(script, runner, NIGHTLY="", SELECTION="", RUNS="3")
     assert done.returncode == 0, done.stderr
     assert (runner / "candidate.log").read_text().strip() == "--nightly"
@@ -213,21 +224,24 @@ def test_a_night_that_follows_tf_nightly_runs_it_ungated_and_answers_the_cases_i
         "perf --perf-tier=nightly --perf-budget=60m -m gpu --perf-gate=off "
         "--perf-tensorflow=tf-nightly[and-cuda]==2.22.0.dev20261126 -k test_training "
         f"--benchmark-json=.perf-results/follow-{run}.json" for run in (1, 2, 3)]
-    bad = _bash(script, runner, NIGHTLY="", SELECTION="", RUNS="many")
-    assert bad.returncode == 2 and bad.stderr.strip() == "runs: 'many' is not 1-9"
-    os.utime(runner / ".perf-results" / "follow-started", (1, 1))  # tonight began before these
+    os.utime(marker, (1, 1))  # tonight began before the files below
     results = runner / ".perf-results" / "history" / "results"
     results.mkdir(parents=True)
     (results / "20261208T020000Z-1.json").write_text(
         '{"runs": [{"case_id": "b-case"}, {"case_id": "a-case"}, {"case_id": "b-case"}]}')
-    new = runner / ".perf-results" / "reports" / "bisect" / "bisect-new"
-    new.mkdir()
-    (new / "bisect.json").write_text("{}")
-    answered = subprocess.run([str(changes)], cwd=runner, capture_output=True, text=True,
-                              timeout=60)
+    answered = answer()
     assert answered.returncode == 0, answered.stderr
-    assert (runner / "bisect.log").read_text().strip() == (
-        "changes a-case b-case --package tensorflow[and-cuda] --budget 2h -- "
-        "--perf-tier=nightly -m gpu")
-    assert [p.name for p in (runner / ".perf-results" / "follow-reports").iterdir()] == \
-        ["bisect-new"]
+    assert (runner / "bisect.log").read_text().splitlines() == [
+        f"changes {case} --package tensorflow[and-cuda] --budget 1h -- --perf-tier=nightly "
+        "-m gpu" for case in ("a-case", "b-case")]
+    reports = runner / ".perf-results" / "follow-reports"
+    assert [p.name for p in reports.iterdir()] == ["new"]
+    assert not marker.exists()
+    # A night with no bisection folder on the runner at all, and a marker: nothing to copy.
+    shutil.rmtree(runner / ".perf-results" / "reports")
+    marker.touch()
+    os.utime(marker, (1, 1))
+    (runner / "bisect.log").unlink()
+    quiet = answer()
+    assert quiet.returncode == 0, quiet.stderr
+    assert [p.name for p in reports.iterdir()] == ["new"] and not marker.exists()

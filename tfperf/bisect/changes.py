@@ -26,9 +26,9 @@ from tfperf.bisect.bisection import Range, Request
 from tfperf.bisect.followed import floor_of
 from tfperf.changes.detect import ChangePoint
 from tfperf.ground.project import Project
-from tfperf.ground.vocabulary import Followed
+from tfperf.ground.vocabulary import END_FAILED, OUT_OF_TIME, Followed
 from tfperf.options.ab_settings import ABSettings
-from tfperf.storage.build_series import BuildPoint
+from tfperf.storage.build_series import BuildPoint, version_of
 from tfperf.storage.results_store import BisectRow
 
 FINDING_OF: dict[str, Followed] = {"examples_per_sec": "slower", "peak_memory_bytes": "memory",
@@ -67,9 +67,16 @@ def ends(point: ChangePoint, margin: int) -> tuple[BuildPoint, BuildPoint]:
     if point.before not in builds or point.after not in builds:
         return point.before, point.after
 
+    keras_only = point.before.tensorflow == point.after.tensorflow
+
     def alike(build: BuildPoint, like: BuildPoint) -> bool:
-        return bool(build.tensorflow) and (_date(build.tensorflow) is None) == (
-            _date(like.tensorflow) is None) and bool(build.keras) == bool(like.keras)
+        """Of the point's kind: a nightly or a release as it is, a Keras of its own or not, and
+        beside the same TensorFlow where only Keras changed."""
+        if version_of(build.tensorflow) is None or version_of(like.tensorflow) is None:
+            return False
+        return (_date(build.tensorflow) is None) == (_date(like.tensorflow) is None) and \
+            bool(build.keras) == bool(like.keras) and \
+            (not keras_only or build.tensorflow == like.tensorflow)
 
     low, high = builds.index(point.before), builds.index(point.after)
     for _ in range(margin):
@@ -134,9 +141,29 @@ def key(point: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 
 def answered(bisects: Iterable[BisectRow]) -> dict[tuple[str, str, str, str], str]:
-    """The change points kept bisections answered, each with the bisection's id."""
+    """The change points kept bisections answered, each with the bisection's id. One whose
+    bisection could not measure an end or ran out of time answered nothing: it is asked again."""
     return {key(b.document["change_point"]): b.id for b in bisects
-            if b.document.get("change_point")}
+            if b.document.get("change_point") and b.outcome not in (END_FAILED, OUT_OF_TIME)}
+
+
+def _answered_by(point: ChangePoint, before: Mapping[tuple[str, str, str, str], str],
+                 margin: int) -> str | None:
+    """The bisection that answered this change point: one of the same figure and machine kind
+    whose point lies within `margin` builds of it in today's series (the detector moves its
+    estimate by a build or so as builds come; the bisection searched that far)."""
+    found = before.get(key(point.document()))
+    if found is not None:
+        return found
+    labels = [b.label for b in point.series.builds]
+    if point.before.label not in labels:
+        return None
+    here = labels.index(point.before.label)
+    for (figure, kind, earlier, _), bisect_id in before.items():
+        if (figure, kind) == (point.figure.name, point.series.machine_kind) and \
+                earlier in labels and abs(labels.index(earlier) - here) <= margin:
+            return bisect_id
+    return None
 
 
 def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str,
@@ -149,7 +176,7 @@ def answer(points: Sequence[ChangePoint], base: Request, tensorflow_package: str
     answered before, or why it cannot be bisected."""
     said, status = [], 0
     for point in (p for p in points if p.worse):
-        earlier = (before or {}).get(key(point.document()))
+        earlier = _answered_by(point, before or {}, margin)
         if earlier is not None:
             said.append(f"answered before: {point.describe()}: bisection {earlier}")
             continue

@@ -81,7 +81,8 @@ def _mark(plot: Any, name: str, scale: float, found: Sequence[Series],
     for mark in marks:
         level = next((b.median(name) for s in found for b in s.builds
                       if b.label == mark.after and s.machine_kind == mark.machine_kind
-                      and b.median(name) is not None), None)
+                      and s.series_key == mark.series_key and b.median(name) is not None),
+                     None)
         if level is None:  # the build is no longer in the series (pruned, another kind)
             continue
         colour = CONFIRMED_COLOUR if mark.confirmed else NOT_CONFIRMED_COLOUR

@@ -21,6 +21,7 @@ NOT_CONFIRMED_COLOUR = "#8c8c8c"
 class Mark:
     figure: str  # the series figure that moved (build_series.FIGURES)
     machine_kind: str
+    series_key: str  # the configuration whose series moved
     before: str  # the series' builds on either side of the change, as the plot labels them
     after: str
     described: str  # the change point in one line (ChangePoint.describe)
@@ -53,7 +54,8 @@ def marks(bisects: Sequence[BisectRow]) -> list[Mark]:
         steps = bisect.document.get("steps") or [{}]
         confirm = steps[0]
         found.append(Mark(
-            str(point["figure"]), str(point.get("machine_kind", "")), str(point["before"]),
+            str(point["figure"]), str(point.get("machine_kind", "")),
+            str(point.get("series_key", "")), str(point["before"]),
             str(point["after"]), str(point.get("described", "")),
             confirm.get("verdict") in WORSE_VERDICTS, confirm.get("ratio"), confirm.get("low"),
             confirm.get("high"), bisect.culprit, bisect.id))

@@ -152,13 +152,10 @@ def _answered_by(point: ChangePoint, before: Mapping[tuple[str, str, str, str], 
     """The bisection that answered this change point: one of the same figure and machine kind
     whose point lies within `margin` builds of it in today's series (the detector moves its
     estimate by a build or so as builds come; the bisection searched that far)."""
-    found = before.get(key(point.document()))
-    if found is not None:
-        return found
     labels = [b.label for b in point.series.builds]
     if point.before.label not in labels:
         return None
-    here = labels.index(point.before.label)
+    here = labels.index(point.before.label)  # the same point kept is at distance 0
     for (figure, kind, earlier, _), bisect_id in before.items():
         if (figure, kind) == (point.figure.name, point.series.machine_kind) and \
                 earlier in labels and abs(labels.index(earlier) - here) <= margin:
